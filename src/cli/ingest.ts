@@ -1,0 +1,124 @@
+import { createReadStream, statSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { resolve } from 'node:path';
+import { SingleBar, Presets } from 'cli-progress';
+import type { Config } from '../config.js';
+import { openConfiguredStore } from '../runtime.js';
+import { readLock } from '../store/data-dir-lock.js';
+import { LogIngestService, MAX_EVENTS_PER_INGEST, type IngestEvent, type IngestTarget } from '../services/log-ingest.js';
+import { CliError } from './cli-error.js';
+
+export interface IngestOptions {
+  account: string;
+  region: string;
+  group: string;
+  stream: string;
+  format: 'auto' | 'text' | 'json';
+  url?: string;
+  token?: string;
+  progress: boolean;
+}
+
+/** Stays under the route's 1 MiB body limit with room for the envelope. */
+const MAX_BATCH_BYTES = 900 * 1024;
+
+type Sink = (events: IngestEvent[]) => Promise<void>;
+
+/** One line → one event. JSON lines of the form {message, timestamp?} carry their own time. */
+export function lineToEvent(line: string, format: IngestOptions['format'], lineNo: number): IngestEvent {
+  if (format === 'text') return { message: line };
+  if (format === 'json' || line.startsWith('{')) {
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      if (format === 'json') throw new CliError(`line ${lineNo}: not valid JSON`);
+      return { message: line };
+    }
+    const v = value as Record<string, unknown>;
+    const keys = v !== null && typeof v === 'object' ? Object.keys(v) : [];
+    const isEvent = typeof v?.message === 'string' && keys.every((k) => k === 'message' || k === 'timestamp');
+    if (isEvent && (v.timestamp === undefined || typeof v.timestamp === 'number' || typeof v.timestamp === 'string')) {
+      return { message: v.message as string, timestamp: v.timestamp as number | string | undefined };
+    }
+    if (format === 'json') throw new CliError(`line ${lineNo}: expected {"message": …, "timestamp"?: …}`);
+  }
+  return { message: line };
+}
+
+async function serverSink(url: string, token: string, target: IngestTarget): Promise<Sink> {
+  const endpoint = new URL('/cloud/logs/local/events', url).toString();
+  return async (events) => {
+    const response = await fetch(endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ ...target, events }),
+    });
+    if (response.status !== 202) {
+      const body = (await response.json().catch(() => ({}))) as { code?: string; message?: string; description?: string };
+      throw new CliError(`server answered ${response.status} ${body.code ?? ''}: ${body.message ?? ''} ${body.description ?? ''}`.trim());
+    }
+  };
+}
+
+export async function ingestCommand(config: Config, file: string | undefined, opts: IngestOptions): Promise<void> {
+  const target: IngestTarget = { accountId: opts.account, region: opts.region, logGroup: opts.group, logStream: opts.stream };
+  const holder = config.DATABASE_URL === undefined ? readLock(resolve(config.BERTH_DATA_DIR)) : null;
+  const url = opts.url ?? holder?.url;
+  let close = async () => undefined as void;
+  let sink: Sink;
+  if (url !== undefined) {
+    const token = opts.token ?? process.env.BERTH_TOKEN;
+    if (!token) {
+      throw new CliError(
+        `a Berth server is running at ${url}${holder ? ` (pid ${holder.pid}) and holds the data directory` : ''}; ` +
+          'pass --token or set BERTH_TOKEN (an admin of the account\'s organization) to ingest through it',
+      );
+    }
+    sink = await serverSink(url, token, target);
+  } else {
+    const opened = await openConfiguredStore(config);
+    const service = new LogIngestService(opened.store.db);
+    sink = async (events) => {
+      await service.ingest(null, target, events).catch((error: unknown) => {
+        throw new CliError((error as Error).message);
+      });
+    };
+    close = () => opened.close();
+  }
+
+  const input = file === undefined || file === '-' ? process.stdin : createReadStream(file);
+  const total = file !== undefined && file !== '-' ? statSync(file).size : 0;
+  const bar = opts.progress && total > 0 && process.stderr.isTTY ? new SingleBar({ stream: process.stderr }, Presets.shades_classic) : null;
+  bar?.start(total, 0);
+  let batch: IngestEvent[] = [];
+  let batchBytes = 0;
+  let sent = 0;
+  let readBytes = 0;
+  let lineNo = 0;
+  const flush = async () => {
+    if (batch.length === 0) return;
+    await sink(batch);
+    sent += batch.length;
+    batch = [];
+    batchBytes = 0;
+    bar?.update(readBytes);
+  };
+  try {
+    for await (const line of createInterface({ input, crlfDelay: Infinity })) {
+      lineNo++;
+      readBytes += Buffer.byteLength(line) + 1;
+      if (line.length === 0) continue;
+      const event = lineToEvent(line, opts.format, lineNo);
+      const size = Buffer.byteLength(event.message) + 64;
+      if (batch.length >= MAX_EVENTS_PER_INGEST || batchBytes + size > MAX_BATCH_BYTES) await flush();
+      batch.push(event);
+      batchBytes += size;
+    }
+    await flush();
+  } finally {
+    bar?.stop();
+    await close();
+  }
+  process.stderr.write(`ingested ${sent} events into ${target.logGroup}/${target.logStream}\n`);
+}

@@ -1,0 +1,68 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+const Int = (min: number, max: number, def: number) => Type.Integer({ minimum: min, maximum: max, default: def });
+
+/**
+ * Every setting Berth reads from the environment. Parsed once at start;
+ * nothing else reads process.env.
+ */
+export const ConfigSchema = Type.Object({
+  PORT: Int(0, 65535, 8080),
+  HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  BERTH_DATA_DIR: Type.String({ minLength: 1, default: './.berth' }),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+    { default: 'info' },
+  ),
+  BODY_LIMIT_BYTES: Int(1024, 64 * 1024 * 1024, 1024 * 1024),
+  SHUTDOWN_TIMEOUT_MS: Int(100, 600_000, 10_000),
+  /** Comma-separated `host` or `host:port` resolvers; empty = the system's. */
+  DNS_SERVERS: Type.String({ default: '' }),
+  DNS_TIMEOUT_MS: Int(50, 30_000, 2_000),
+  DNS_CACHE_TTL_MS: Int(0, 3_600_000, 30_000),
+  /** Comma-separated zones the platform keeps for itself. */
+  RESERVED_ZONES: Type.String({ default: 'berth.dev,berth.app' }),
+  LOG_QUERY_SOURCE_TIMEOUT_MS: Int(100, 600_000, 20_000),
+  LOG_QUERY_CONCURRENCY: Int(1, 256, 8),
+  INSIGHTS_MAX_GROUPS_PER_QUERY: Int(1, 50, 50),
+  INSIGHTS_MAX_CONCURRENT_QUERIES: Int(1, 100, 30),
+  INSIGHTS_POLL_INTERVAL_MS: Int(10, 60_000, 500),
+  STREAM_POLL_INTERVAL_MS: Int(10, 60_000, 1_000),
+  STREAM_KEEPALIVE_MS: Int(100, 600_000, 15_000),
+  STREAM_MAX_PER_PRINCIPAL: Int(1, 10_000, 10),
+  STREAM_MAX_DURATION_MS: Int(1_000, 86_400_000, 3 * 3_600_000),
+  STREAM_BATCH_SIZE: Int(1, 10_000, 500),
+});
+
+export type Config = Static<typeof ConfigSchema>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Parses the environment; a bad value names its variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env, overrides: Partial<Config> = {}): Config {
+  const known = Object.keys(ConfigSchema.properties);
+  const raw: Record<string, unknown> = {};
+  for (const key of known) {
+    const value = env[key];
+    if (value !== undefined && value !== '') raw[key] = value;
+  }
+  const converted = Value.Convert(ConfigSchema, Value.Default(ConfigSchema, raw)) as Record<string, unknown>;
+  Object.assign(converted, overrides);
+  const problems = [...Value.Errors(ConfigSchema, converted)].map((e) => {
+    const name = e.path.replace(/^\//, '') || '(root)';
+    return `${name}: ${e.message} (got ${JSON.stringify(converted[name])})`;
+  });
+  if (problems.length > 0) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
+  return converted as Config;
+}
+
+export function listSetting(value: string): string[] {
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}

@@ -1,0 +1,96 @@
+import { randomBytes } from 'node:crypto';
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import secureJson from 'secure-json-parse';
+import type { Config } from '../config.js';
+import { appError } from '../errors.js';
+import type { Services } from '../services/index.js';
+import type { Store } from '../store/db.js';
+import { authHook } from './auth.js';
+import { installErrorHandling } from './error-handler.js';
+import { installMetrics } from './metrics.js';
+import { ErrorSchema } from './schemas/common.js';
+import { validatorCompiler } from '../validation.js';
+import { healthRoutes } from './routes/health.js';
+import { logIngestRoutes } from './routes/log-ingest.js';
+import { moduleCategoryRoutes } from './routes/module-categories.js';
+import { organizationRoutes } from './routes/organizations.js';
+
+export interface AppDeps {
+  config: Config;
+  store: Store;
+  services: Services;
+  logger?: FastifyServerOptions['logger'];
+  /** Answers false once shutdown has begun, so /readyz drains the replica. */
+  isAcceptingTraffic?: () => boolean;
+}
+
+const INCOMING_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Builds the HTTP app from its dependencies; never listens. */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { config, store, services } = deps;
+  const app = Fastify({
+    logger: deps.logger ?? false,
+    bodyLimit: config.BODY_LIMIT_BYTES,
+    logController: new LogController({ requestIdLogLabel: 'requestId' }),
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const incoming = req.headers['x-request-id'];
+      return typeof incoming === 'string' && INCOMING_REQUEST_ID.test(incoming)
+        ? incoming
+        : `req_${randomBytes(12).toString('base64url')}`;
+    },
+    return503OnClosing: false,
+    ajv: { customOptions: { removeAdditional: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.decorateRequest('caller', null);
+  app.setValidatorCompiler(validatorCompiler);
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  // Only JSON bodies; an empty body is no body (bodyless POSTs from curl -H content-type).
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    const text = body as string;
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, secureJson.parse(text, undefined, { protoAction: 'remove', constructorAction: 'remove' }));
+    } catch (error) {
+      done(appError('validation:request:malformed-json', { description: (error as Error).message }), undefined);
+    }
+  });
+
+  installErrorHandling(app);
+  app.addSchema(ErrorSchema);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Berth API',
+        version: '0.0.0',
+        description: 'Control-plane API of an infrastructure deployment platform on AWS.',
+      },
+      components: {
+        securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'berth_<keyId>_<secret>' } },
+      },
+      security: [{ bearer: [] }],
+    },
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => (json.$id as string | undefined) ?? `def-${i}` },
+  });
+  installMetrics(app);
+
+  await app.register(healthRoutes, { store, isAcceptingTraffic: deps.isAcceptingTraffic ?? (() => true) });
+
+  await app.register(async (api) => {
+    api.addHook('onRequest', authHook(store.db));
+    await api.register(organizationRoutes, { organizations: services.organizations });
+    await api.register(moduleCategoryRoutes, { categories: services.categories });
+    await api.register(logIngestRoutes, { ingest: services.ingest });
+  });
+
+  return app;
+}

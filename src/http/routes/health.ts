@@ -1,0 +1,53 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { appError } from '../../errors.js';
+import { ping, type Store } from '../../store/db.js';
+import { errorResponses } from '../schemas/common.js';
+
+const Status = Type.Object({ status: Type.String() });
+
+/** Unauthenticated operational routes: liveness, readiness, the OpenAPI document. */
+export const healthRoutes: FastifyPluginAsyncTypebox<{ store: Store; isAcceptingTraffic: () => boolean }> = async (
+  app,
+  { store, isAcceptingTraffic },
+) => {
+  app.get(
+    '/healthz',
+    { schema: { operationId: 'healthz', tags: ['operations'], security: [], response: { 200: Status } } },
+    async () => ({ status: 'ok' }),
+  );
+
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        operationId: 'readyz',
+        tags: ['operations'],
+        security: [],
+        response: { 200: Status, ...errorResponses(503) },
+      },
+    },
+    async () => {
+      if (!isAcceptingTraffic()) throw appError('internal:server:unavailable', { description: 'shutting down', internal: false });
+      try {
+        await ping(store.db);
+      } catch (error) {
+        throw appError('internal:server:unavailable', { description: 'database unreachable', internal: false, cause: error });
+      }
+      return { status: 'ready' };
+    },
+  );
+
+  app.get(
+    '/openapi.json',
+    {
+      schema: {
+        operationId: 'openapi',
+        tags: ['operations'],
+        security: [],
+        response: { 200: Type.Object({}, { additionalProperties: true }) },
+      },
+    },
+    async () => app.swagger(),
+  );
+};

@@ -1,0 +1,41 @@
+import { Type, type TSchema } from '@sinclair/typebox';
+
+export const ErrorSchema = Type.Object(
+  {
+    code: Type.String({ description: 'namespace:entity:reason' }),
+    message: Type.String(),
+    description: Type.Optional(Type.String()),
+    action: Type.Optional(Type.Object({ label: Type.String(), url: Type.String() }, { additionalProperties: false })),
+    details: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            title: Type.String(),
+            render: Type.Union([Type.Literal('list'), Type.Literal('object')]),
+            items: Type.Optional(Type.Array(Type.String())),
+            object: Type.Optional(Type.Object({}, { additionalProperties: true })),
+          },
+          { additionalProperties: false },
+        ),
+      ),
+    ),
+    isInternal: Type.Optional(Type.Boolean()),
+    metadata: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    requestId: Type.Optional(Type.String()),
+  },
+  { $id: 'Error', additionalProperties: false, title: 'Error' },
+);
+
+const ErrorRef = Type.Ref('Error');
+
+/** Error responses for a route: the shared error object under each status. */
+export function errorResponses(...statuses: number[]): Record<number, TSchema> {
+  const out: Record<number, TSchema> = {};
+  for (const s of new Set([400, 401, 500, ...statuses])) out[s] = ErrorRef;
+  return out;
+}
+
+/** An id in a path or query: 1–128 printable characters. */
+export const IdSchema = Type.String({ minLength: 1, maxLength: 128, pattern: '^[^\\u0000-\\u001f\\u007f]+$' });
+
+export const DataOf = <T extends TSchema>(schema: T) => Type.Object({ data: schema }, { additionalProperties: false });

@@ -1,0 +1,86 @@
+import type { FastifyInstance } from 'fastify';
+import type { Config } from './config.js';
+import { buildApp } from './http/app.js';
+import { openConfiguredStore, type OpenedStore } from './runtime.js';
+import { createServices, type Services } from './services/index.js';
+
+export interface ServeOptions {
+  memory?: boolean;
+  /** Runs after migrations, before listening (e.g. loading the demo fixture). */
+  prepare?: (opened: OpenedStore) => Promise<void>;
+  installSignalHandlers?: boolean;
+}
+
+export interface RunningServer {
+  app: FastifyInstance;
+  url: string;
+  services: Services;
+  /** Graceful and idempotent: stop accepting, end streams, finish in-flight requests, close the database. */
+  shutdown(reason?: string): Promise<void>;
+}
+
+export async function startServer(config: Config, options: ServeOptions = {}): Promise<RunningServer> {
+  const opened = await openConfiguredStore(config, { memory: options.memory });
+  let accepting = true;
+  let services: Services | undefined;
+  let app: FastifyInstance | undefined;
+  try {
+    await options.prepare?.(opened);
+    services = createServices(opened.store, config);
+    app = await buildApp({
+      config,
+      store: opened.store,
+      services,
+      isAcceptingTraffic: () => accepting,
+      logger: {
+        level: config.LOG_LEVEL,
+        redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' },
+      },
+    });
+    const url = await app.listen({ port: config.PORT, host: config.HOST });
+    opened.lock?.update({ url });
+    const readyApp = app;
+    const readyServices = services;
+
+    let shuttingDown: Promise<void> | undefined;
+    const shutdown = (reason = 'shutdown') => {
+      shuttingDown ??= (async () => {
+        accepting = false;
+        readyApp.log.info({ reason }, 'shutting down');
+        const timer = setTimeout(() => {
+          readyApp.log.error('shutdown timed out; exiting');
+          process.exit(1);
+        }, config.SHUTDOWN_TIMEOUT_MS);
+        timer.unref();
+        try {
+          await readyServices.close();
+          await readyApp.close();
+        } finally {
+          await opened.close();
+          clearTimeout(timer);
+        }
+      })();
+      return shuttingDown;
+    };
+
+    if (options.installSignalHandlers) {
+      for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+        process.once(signal, () => {
+          shutdown(signal).then(
+            () => process.exit(0),
+            (error: unknown) => {
+              readyApp.log.error({ err: error }, 'shutdown failed');
+              process.exit(1);
+            },
+          );
+        });
+      }
+    }
+    return { app: readyApp, url, services: readyServices, shutdown };
+  } catch (error) {
+    await services?.close().catch(() => undefined);
+    await app?.close().catch(() => undefined);
+    await opened.close();
+    throw error;
+  }
+}
