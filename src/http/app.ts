@@ -8,7 +8,7 @@ import { appError } from '../errors.js';
 import type { Services } from '../services/index.js';
 import type { Store } from '../store/db.js';
 import { authHook } from './auth.js';
-import { installErrorHandling } from './error-handler.js';
+import { installErrorHandling, sendError } from './error-handler.js';
 import { installMetrics } from './metrics.js';
 import { ErrorSchema } from './schemas/common.js';
 import { validatorCompiler } from '../validation.js';
@@ -43,10 +43,22 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         : `req_${randomBytes(12).toString('base64url')}`;
     },
     return503OnClosing: false,
+    // Long ids reach schema validation (400 naming the field) instead of the router's bare 414.
+    maxParamLength: 4096,
+    // Router-level faults (a malformed %-escape, a bad header) answer the error object too.
+    frameworkErrors: (error, request, reply) => {
+      sendError(request, reply, appError(error.code === 'FST_ERR_BAD_URL' ? 'validation:request:invalid-params' : 'validation:request:invalid-headers', { description: error.message }));
+    },
     ajv: { customOptions: { removeAdditional: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorateRequest('caller', null);
+  // Every route registered, for the test that checks the OpenAPI document covers them all.
+  const routes: { method: string; url: string }[] = [];
+  app.decorate('berthRoutes', routes);
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) routes.push({ method, url: route.url });
+  });
   app.setValidatorCompiler(validatorCompiler);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);

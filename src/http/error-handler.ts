@@ -42,6 +42,7 @@ export function toAppError(error: FastifyError | Error): AppError {
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
   if (error.headers) reply.headers(error.headers);
+  reply.header('x-request-id', request.id);
   const superadmin = request.caller?.superadmin === true;
   return reply.code(error.status).type('application/json; charset=utf-8').send(renderError(error, request.id, superadmin));
 }

@@ -62,6 +62,7 @@ export type FieldCondition =
 
 export type DelimitedField =
   | { kind: 'ellipsis' }
+  /** `name` is '' for the unnamed field a trailing comma stands for. */
   | { kind: 'field'; name: string; condition?: FieldCondition };
 
 export type FilterPatternAst =

@@ -63,7 +63,7 @@ function parseField(scanner: Scanner, context: ParseContext): { name: string; co
   return { name: first.name, condition };
 }
 
-/** `[a, b=1, ..., c>2]` at `pos`. A trailing comma is accepted, as in AWS's own example. */
+/** `[a, b=1, ..., c>2]` at `pos`. */
 export function parseDelimitedPattern(scanner: Scanner, context: ParseContext): FilterPatternAst {
   const open = scanner.pos;
   scanner.pos++;
@@ -74,6 +74,9 @@ export function parseDelimitedPattern(scanner: Scanner, context: ParseContext): 
     scanner.skipSpace();
     const position = scanner.pos;
     if (scanner.peek() === ']' && fields.length > 0) {
+      // `[..., status_code=4*,]`: AWS's example extracts the last value as an
+      // unnamed field ("$7"), so a trailing comma stands for one more field.
+      fields.push({ kind: 'field', name: '' });
       scanner.pos++;
       break;
     }

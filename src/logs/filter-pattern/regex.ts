@@ -145,7 +145,8 @@ function translateClassChar(char: string, first: boolean): string {
 export function compileRegexOrFail(operand: RegexOperand, onError: (reason: string) => never): RE2JS {
   let compiled: RE2JS;
   try {
-    compiled = RE2JS.compile(operand.re2);
+    // DOTALL: AWS documents '.' as "any single character", newlines included.
+    compiled = RE2JS.compile(operand.re2, RE2JS.DOTALL);
   } catch (error) {
     const detail = error instanceof Error ? error.message.replace(/^error parsing regexp: /, '') : 'rejected';
     return onError(`invalid regex (${detail})`);

@@ -1,0 +1,115 @@
+/**
+ * Case-insensitive matching of the filter tree: two characters are equal
+ * ignoring case when they belong to the same simple case-folding class
+ * (Unicode CaseFolding.txt, statuses C and S — what `/…/iu` uses in
+ * JavaScript and `(?i)` in RE2). Folding maps one code point to one code
+ * point, so "contains", "equals" and "startsWith" on folded strings are exact.
+ *
+ * The classes are derived from the JavaScript engine: characters related by
+ * single-code-point upper/lower mappings are joined when `/^x$/iu` confirms
+ * it, so a class never holds two characters JavaScript tells apart. The SQL
+ * and Insights compilers spell a folded character as the bracket of its whole
+ * class, so every backend uses this one table.
+ */
+
+// Every cased character of Unicode 15 is below U+1F000 (Adlam ends at U+1E95F).
+const LAST_CASED = 0x1ffff;
+
+interface FoldTable {
+  /** Code point → smallest code point of its class, for classes of two or more. */
+  rep: Map<number, number>;
+  /** Smallest code point → every member of the class, ascending. */
+  members: Map<number, number[]>;
+}
+
+let table: FoldTable | undefined;
+
+function singleCodePoint(s: string): number | undefined {
+  const cp = s.codePointAt(0);
+  return cp !== undefined && String.fromCodePoint(cp).length === s.length ? cp : undefined;
+}
+
+function buildTable(): FoldTable {
+  const parent = new Map<number, number>();
+  const find = (x: number): number => {
+    let root = x;
+    while (parent.has(root) && parent.get(root) !== root) root = parent.get(root)!;
+    parent.set(x, root);
+    return root;
+  };
+  const union = (a: number, b: number) => {
+    const ra = find(a);
+    const rb = find(b);
+    if (ra !== rb) parent.set(Math.max(ra, rb), Math.min(ra, rb));
+  };
+  // Characters whose uppercase is several code points (ΐ U+0390 and U+1FD3,
+  // ﬅ and ﬆ) are only related through that string, so they are bucketed by it.
+  const byUpper = new Map<string, number[]>();
+  for (let cp = 0; cp <= LAST_CASED; cp++) {
+    if (cp >= 0xd800 && cp <= 0xdfff) continue;
+    const s = String.fromCodePoint(cp);
+    const lower = s.toLowerCase();
+    const upper = s.toUpperCase();
+    if (lower === s && upper === s) continue;
+    const same = new RegExp(`^\\u{${cp.toString(16)}}$`, 'iu');
+    for (const candidate of [lower, upper, upper.toLowerCase(), lower.toUpperCase()]) {
+      const other = singleCodePoint(candidate);
+      if (other !== undefined && other !== cp && same.test(candidate)) union(cp, other);
+    }
+    if (singleCodePoint(upper) === undefined) {
+      const bucket = byUpper.get(upper) ?? [];
+      for (const other of bucket) if (same.test(String.fromCodePoint(other))) union(cp, other);
+      bucket.push(cp);
+      byUpper.set(upper, bucket);
+      parent.set(cp, find(cp));
+    }
+  }
+  const rep = new Map<number, number>();
+  const members = new Map<number, number[]>();
+  for (const cp of [...parent.keys()].sort((a, b) => a - b)) {
+    const root = find(cp);
+    rep.set(cp, root);
+    const list = members.get(root) ?? [];
+    list.push(cp);
+    members.set(root, list);
+  }
+  for (const [root, list] of members) {
+    if (list.length < 2) {
+      members.delete(root);
+      rep.delete(root);
+    }
+  }
+  return { rep, members };
+}
+
+function foldTable(): FoldTable {
+  table ??= buildTable();
+  return table;
+}
+
+/** The representative of `cp`'s class (its smallest member). */
+export function foldCodePoint(cp: number): number {
+  // ASCII letters: the uppercase letter is the smallest member (K U+212A and ſ U+017F join k and s).
+  if (cp < 0x80) return cp >= 0x61 && cp <= 0x7a ? cp - 0x20 : cp;
+  return foldTable().rep.get(cp) ?? cp;
+}
+
+/** Every code point equal to `cp` ignoring case, ascending (just `[cp]` for uncased characters). */
+export function foldClass(cp: number): readonly number[] {
+  return foldTable().members.get(foldCodePoint(cp)) ?? [cp];
+}
+
+/** `s` with every code point replaced by its representative. */
+export function foldString(s: string): string {
+  let ascii = true;
+  for (let i = 0; i < s.length; i++) {
+    if (s.charCodeAt(i) >= 0x80) {
+      ascii = false;
+      break;
+    }
+  }
+  if (ascii) return s.toUpperCase();
+  let out = '';
+  for (const ch of s) out += String.fromCodePoint(foldCodePoint(ch.codePointAt(0)!));
+  return out;
+}
