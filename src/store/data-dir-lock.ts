@@ -12,6 +12,8 @@ export interface LockInfo {
 }
 
 const lockPath = (dataDir: string) => join(dataDir, 'berth.lock');
+/** Directories this process holds: a second opener in the same process is refused too. */
+const heldHere = new Set<string>();
 
 function alive(pid: number): boolean {
   try {
@@ -26,7 +28,9 @@ function alive(pid: number): boolean {
 export function readLock(dataDir: string): LockInfo | null {
   try {
     const info = JSON.parse(readFileSync(lockPath(dataDir), 'utf8')) as LockInfo;
-    return typeof info.pid === 'number' && info.pid !== process.pid && alive(info.pid) ? info : null;
+    if (typeof info.pid !== 'number') return null;
+    if (info.pid === process.pid) return heldHere.has(dataDir) ? info : null;
+    return alive(info.pid) ? info : null;
   } catch {
     return null;
   }
@@ -62,6 +66,7 @@ export function acquireLock(dataDir: string): DataDirLock {
     const racer = readLock(dataDir);
     throw new DataDirLocked(dataDir, racer ?? { pid: -1 });
   }
+  heldHere.add(dataDir);
   let info: LockInfo = { pid: process.pid };
   writeSync(fd, JSON.stringify(info));
   closeSync(fd);
@@ -76,6 +81,7 @@ export function acquireLock(dataDir: string): DataDirLock {
     release() {
       if (released) return;
       released = true;
+      heldHere.delete(dataDir);
       rmSync(path, { force: true });
     },
   };

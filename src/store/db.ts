@@ -14,7 +14,7 @@ export type StoreTarget = { kind: 'postgres'; url: string } | { kind: 'pglite'; 
 export interface Store {
   db: Db;
   target: StoreTarget;
-  /** Runs a multi-statement SQL script (migrations). */
+  /** Runs a multi-statement SQL script (migrations) in one transaction: all of it or none. */
   execScript(text: string): Promise<void>;
   close(): Promise<void>;
 }
@@ -41,9 +41,10 @@ export async function openStore(target: StoreTarget): Promise<Store> {
       execScript: async (text) => {
         const client = await pool.connect();
         try {
+          await client.query('BEGIN');
           await client.query(text);
+          await client.query('COMMIT');
         } catch (error) {
-          // A failed script may leave its explicit transaction open on this connection.
           await client.query('ROLLBACK').catch(() => undefined);
           throw error;
         } finally {

@@ -3,7 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import type { Store } from './db.js';
 
-const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
+// Resolved from the package root so the compiled dist/ reads the same files as src/.
+const MIGRATIONS_DIR = fileURLToPath(new URL('../../src/store/migrations/', import.meta.url));
 /** Arbitrary constant: every Berth replica takes the same advisory lock. */
 const MIGRATION_LOCK_KEY = 0x62657274;
 
@@ -35,10 +36,9 @@ export async function migrate(store: Store, migrations = loadMigrations()): Prom
       const doneNames = new Set(done.rows.map((r) => r.name));
       for (const m of migrations) {
         if (doneNames.has(m.name)) continue;
-        // One script per migration: BEGIN/COMMIT inside it keeps it atomic on both drivers.
         const name = m.name.replace(/'/g, "''");
         try {
-          await store.execScript(`BEGIN;\n${m.text}\nINSERT INTO berth_migrations (name) VALUES ('${name}');\nCOMMIT;`);
+          await store.execScript(`${m.text}\nINSERT INTO berth_migrations (name) VALUES ('${name}');`);
         } catch (error) {
           throw new Error(`migration ${m.name} failed: ${(error as Error).message}`, { cause: error });
         }

@@ -1,4 +1,4 @@
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Type, type Static, type TLiteral, type TSchema, type TUnion } from '@sinclair/typebox';
 import { LEVELS } from '../level.js';
 
 /** Limits of DESIGN §6; `parseFilter` enforces all of them, the schema those JSON Schema can state. */
@@ -20,7 +20,8 @@ export const NODE_KINDS = ['all', 'and', 'or', 'not', 'level', 'text', 'field', 
 export const FIELD_PATH_PATTERN = '^[A-Za-z_][A-Za-z0-9_-]*(\\.[A-Za-z_][A-Za-z0-9_-]*)*$';
 
 const strict = { additionalProperties: false } as const;
-const literals = <T extends readonly string[]>(values: T) => Type.Union(values.map((v) => Type.Literal(v)));
+const literals = <T extends string>(values: readonly T[]) =>
+  Type.Union(values.map((v) => Type.Literal(v))) as unknown as TUnion<TLiteral<T>[]>;
 
 const Text = Type.String({ maxLength: FILTER_LIMITS.maxValueLength });
 const Scalar = Type.Union([Text, Type.Number(), Type.Boolean(), Type.Null()]);

@@ -1,0 +1,13 @@
+export * from './schema.js';
+export { parseFilter } from './parse.js';
+export { matches, type FilterRow } from './evaluate.js';
+export { planFilter, simplifyFilter, describeLeaf, type FilterCapabilities, type FilterPlan } from './plan.js';
+export { compileSqlFilter, canPushToSql, sqlCapabilities, type SqlFilterColumns } from './compile-sql.js';
+export {
+  compileInsightsFilter,
+  insightsCapabilities,
+  MAX_INSIGHTS_FILTER_LENGTH,
+  type InsightsFilter,
+  type InsightsCapabilityOptions,
+} from './compile-insights.js';
+export { capabilitiesFor, type FilterBackend } from './capabilities.js';

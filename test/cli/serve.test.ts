@@ -1,0 +1,160 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { createTestDatabase, onPostgres } from '../support/database.js';
+import { runCli, startServerProcess } from '../support/process.js';
+import { baseWorld, TOKENS } from '../support/world.js';
+
+const sh = promisify(execFile);
+const dirs: string[] = [];
+const tempDir = () => {
+  const d = mkdtempSync(join(tmpdir(), 'berth-cli-'));
+  dirs.push(d);
+  return d;
+};
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+describe('berth serve --demo', () => {
+  it('serves the demo world, prints a token, and the printed curl commands work as printed', async () => {
+    const server = await startServerProcess(['--demo'], { BERTH_DATA_DIR: tempDir() });
+    try {
+      const curls = server.output().split('\n').filter((l) => l.trim().startsWith('curl '));
+      expect(curls).toHaveLength(3);
+      expect(server.output()).toMatch(/Demo token.*berth_demo_/);
+      const results = [];
+      for (const line of curls) {
+        const { stdout } = await sh('sh', ['-c', line.trim()]);
+        results.push(JSON.parse(stdout));
+      }
+      expect(results[0]).toEqual({ data: ['EMAIL_PASSWORD', 'CODE_HOST_1', 'SSO_BROKER'] });
+      expect(results[1].data.givenId).toBe('databases');
+      expect(results[2].data.map((c: { givenId: string }) => c.givenId)).toContain('databases');
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+});
+
+describe('graceful shutdown', () => {
+  it('finishes an in-flight request, closes the database and exits 0 on SIGTERM', async () => {
+    const dir = tempDir();
+    const server = await startServerProcess(['--demo'], { BERTH_DATA_DIR: dir });
+    const events = Array.from({ length: 10_000 }, (_, i) => ({ message: `line ${i}`, timestamp: 1_700_000_000_000 + i }));
+    const inflight = fetch(`${server.url}/cloud/logs/local/events`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer berth_demo_try-me-locally-0123456789', 'content-type': 'application/json' },
+      body: JSON.stringify({ accountId: 'acct-acme-local', region: 'eu-west-1', logGroup: 'shutdown', logStream: 's', events }),
+    });
+    await new Promise((r) => setTimeout(r, 30));
+    server.child.kill('SIGTERM');
+    const res = await inflight;
+    expect(res.status).toBe(202);
+    expect(await server.exited).toBe(0);
+    // The data directory was closed cleanly: a new process opens it and sees the events.
+    const again = await startServerProcess([], { BERTH_DATA_DIR: dir });
+    try {
+      const q = await fetch(`${again.url}/cloud/logs/local/events`, { method: 'POST' });
+      expect(q.status).toBe(401);
+    } finally {
+      expect(await again.stop('SIGINT')).toBe(0);
+    }
+  });
+});
+
+describe('the data directory lock', () => {
+  it('makes seed, migrate and token refuse while a server runs, with a message saying so', async () => {
+    const dir = tempDir();
+    const server = await startServerProcess([], { BERTH_DATA_DIR: dir });
+    try {
+      for (const args of [['migrate'], ['token', 'create', '--principal', 'x']]) {
+        const run = await runCli(args, { BERTH_DATA_DIR: dir });
+        expect(run.code).toBe(1);
+        expect(run.stderr).toMatch(/in use by Berth process \d+ serving http/);
+      }
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe('berth seed and token', () => {
+  it('seeds a file, creates a working token, and revokes it', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'world.yaml');
+    writeFileSync(file, stringify(baseWorld()));
+    const env = { BERTH_DATA_DIR: join(dir, 'data') };
+    expect((await runCli(['seed', file], env)).code).toBe(0);
+    const again = await runCli(['seed', file], env);
+    expect(again.code).toBe(0);
+    const created = await runCli(['token', 'create', '--principal', 'p-admin', '--organization', 'org-a'], env);
+    expect(created.code).toBe(0);
+    const token = created.stdout.trim();
+    expect(token).toMatch(/^berth_key[0-9a-f]+_[A-Za-z0-9_-]+$/);
+    expect(created.stderr).not.toContain(token);
+
+    const server = await startServerProcess([], env);
+    try {
+      const ok = await fetch(`${server.url}/organizations/org-a/permitted-identity-providers`, { headers: { authorization: `Bearer ${token}` } });
+      expect(ok.status).toBe(200);
+      expect(server.output()).not.toContain(token);
+      expect(server.output()).not.toContain(TOKENS.owner);
+    } finally {
+      await server.stop();
+    }
+    const keyId = /^berth_(key[0-9a-f]+)_/.exec(token)![1]!;
+    expect((await runCli(['token', 'revoke', keyId], env)).code).toBe(0);
+    const server2 = await startServerProcess([], env);
+    try {
+      const denied = await fetch(`${server2.url}/organizations/org-a/permitted-identity-providers`, { headers: { authorization: `Bearer ${token}` } });
+      expect(denied.status).toBe(401);
+    } finally {
+      await server2.stop();
+    }
+  });
+
+  it('refuses a bad fixture with the path of the fault and exit code 1', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'bad.json');
+    writeFileSync(file, JSON.stringify({ environments: [{ id: 'e', projectId: 'nope', name: 'x' }] }));
+    const run = await runCli(['seed', file], { BERTH_DATA_DIR: join(dir, 'data') });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/environments\[0\]\.projectId/);
+  });
+
+  it('stops with a message naming a bad configuration variable', async () => {
+    const run = await runCli(['migrate'], { PORT: 'eighty', BERTH_DATA_DIR: tempDir() });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/PORT/);
+  });
+});
+
+describe.runIf(onPostgres)('two replicas on one PostgreSQL', () => {
+  it('answer exactly one 201 and one 409 for the same givenId sent at once', async () => {
+    const db = await createTestDatabase();
+    const dir = tempDir();
+    const file = join(dir, 'world.yaml');
+    writeFileSync(file, stringify(baseWorld()));
+    const env = { DATABASE_URL: db.url! };
+    expect((await runCli(['seed', file], env)).code).toBe(0);
+    const [a, b] = await Promise.all([startServerProcess([], env), startServerProcess([], env)]);
+    try {
+      for (let round = 0; round < 5; round++) {
+        const send = (url: string) =>
+          fetch(`${url}/module-categories`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${TOKENS.owner}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ data: { givenId: `raced-${round}`, name: 'Raced', sortOrder: 1 } }),
+          }).then((r) => r.status);
+        const statuses = await Promise.all([send(a.url), send(b.url)]);
+        expect(statuses.sort()).toEqual([201, 409]);
+      }
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+      await db.drop();
+    }
+  });
+});
