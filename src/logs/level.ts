@@ -43,10 +43,13 @@ function fromValue(value: unknown): Level | undefined {
 const LEADING =
   /^\s*(?:\d{4}-\d{2}-\d{2}[T ][\d:.,]+(?:Z|[+-]\d{2}:?\d{2})?\s+)?[[(<]?(trace|debug|info|information|notice|warn|warning|error|err|fatal|critical|crit|panic|alert|emerg)[\])>:]?(?![A-Za-z])/i;
 
+// PostgreSQL's jsonb refuses these escapes; such a message is treated as text everywhere, so SQL and in-process filtering agree.
+const JSONB_UNSAFE = /\\u0000|\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}/;
+
 /** The message parsed as a JSON object, or undefined. */
 export function parseJsonMessage(message: string): Record<string, unknown> | undefined {
   const trimmed = message.trimStart();
-  if (!trimmed.startsWith('{')) return undefined;
+  if (!trimmed.startsWith('{') || JSONB_UNSAFE.test(trimmed)) return undefined;
   try {
     const value: unknown = JSON.parse(trimmed);
     return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;

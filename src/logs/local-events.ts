@@ -24,7 +24,9 @@ export async function insertLocalEvents(db: Executor, events: LocalEventInput[],
   let inserted = 0;
   for (let i = 0; i < events.length; i += CHUNK) {
     const rows = events.slice(i, i + CHUNK).map((e) => {
-      const json = parseJsonMessage(e.message);
+      // PostgreSQL text cannot hold NUL: it is kept visible as U+FFFD rather than failing the batch.
+      const message = e.message.includes('\u0000') ? e.message.replace(/\u0000/g, '\ufffd') : e.message;
+      const json = parseJsonMessage(message);
       return {
         cloud_account_id: e.cloudAccountId,
         region: e.region,
@@ -33,9 +35,10 @@ export async function insertLocalEvents(db: Executor, events: LocalEventInput[],
         timestamp: e.timestamp,
         ingestion_time: e.ingestionTime ?? now,
         event_id: e.eventId ?? newEventId(e.timestamp),
-        message: e.message,
-        level: deriveLevel(e.message, json),
-        json: json === undefined ? null : JSON.stringify(json),
+        message,
+        level: deriveLevel(message, json),
+        // The message's own text, so jsonb keeps numbers JSON.stringify would lose (1e400).
+        json: json === undefined ? null : message,
       };
     });
     const result = await db

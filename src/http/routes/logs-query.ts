@@ -1,0 +1,75 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { callerOf } from '../auth.js';
+import { errorResponses, IdSchema } from '../schemas/common.js';
+import { LEVELS } from '../../logs/level.js';
+import { MAX_LIMIT, type LogQueryService } from '../../logs/query/service.js';
+
+const Time = Type.Union([Type.String({ minLength: 1, maxLength: 40 }), Type.Integer({ minimum: 0 })], {
+  description: 'ISO 8601, or epoch milliseconds (number or digit string)',
+});
+
+export const LogQueryBody = Type.Object(
+  {
+    startTime: Time,
+    endTime: Time,
+    environmentId: Type.Optional(IdSchema),
+    moduleInstanceIds: Type.Optional(Type.Array(IdSchema, { maxItems: 500 })),
+    logSourceKeys: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 300 }), { maxItems: 500 })),
+    deploymentResourceId: Type.Optional(IdSchema),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: 1000 })),
+    complete: Type.Optional(Type.Boolean()),
+    filter: Type.Optional(
+      Type.Object({ kind: Type.String() }, {
+        additionalProperties: true,
+        description:
+          'Filter tree. Nodes: {kind:"all"} | {kind:"and"|"or", nodes:[…]} | {kind:"not", node} | {kind:"level", levels:[…]} | ' +
+          '{kind:"text", op:"contains"|"equals"|"startsWith"|"regex", value, caseSensitive?} | ' +
+          '{kind:"field", path:"a.b", op:"eq"|"neq"|"gt"|"gte"|"lt"|"lte"|"exists"|"in"|"contains", value?} | ' +
+          '{kind:"stream", op:"equals"|"prefix", value}. Depth ≤ 16, ≤ 256 nodes, regex ≤ 512 characters (RE2).',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const LogRowSchema = Type.Object(
+  {
+    timestamp: Type.Integer({ description: 'epoch milliseconds' }),
+    level: Type.Union(LEVELS.map((l) => Type.Literal(l))),
+    message: Type.String(),
+    logStream: Type.String(),
+    sourceId: Type.String(),
+    logSourceId: Type.String(),
+    eventId: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+);
+
+const LogQueryResponse = Type.Object(
+  {
+    rows: Type.Array(LogRowSchema),
+    resultCount: Type.Integer(),
+    nextEndTimeMs: Type.Integer(),
+    partial: Type.Boolean(),
+    missedSources: Type.Array(Type.String()),
+    unsupported: Type.Array(Type.String()),
+  },
+  { additionalProperties: false },
+);
+
+export const logQueryRoutes: FastifyPluginAsyncTypebox<{ logs: LogQueryService }> = async (app, { logs }) => {
+  app.post(
+    '/cloud/logs/logs-insights',
+    {
+      schema: {
+        operationId: 'queryLogs',
+        tags: ['logs'],
+        summary: 'Query log rows across the selected sources, newest first',
+        body: LogQueryBody,
+        response: { 200: LogQueryResponse, ...errorResponses(403, 404, 413, 415, 422) },
+      },
+    },
+    async (request) => logs.query(callerOf(request), request.body, request.log),
+  );
+};

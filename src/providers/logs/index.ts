@@ -1,0 +1,29 @@
+import type { Config } from '../../config.js';
+import type { Db } from '../../store/db.js';
+import { InsightsLogBackend, type InsightsOptions } from './insights.js';
+import { LocalLogBackend } from './local.js';
+import type { LogBackend } from './types.js';
+
+export interface LogBackends {
+  local: LocalLogBackend;
+  aws: InsightsLogBackend;
+  forProvider(provider: 'local' | 'aws'): LogBackend;
+  close(): void;
+}
+
+/** One backend per provider; route code never knows which one answers. */
+export function createLogBackends(db: Db, config: Config, insights: Partial<InsightsOptions> = {}): LogBackends {
+  const local = new LocalLogBackend(db);
+  const aws = new InsightsLogBackend({
+    maxGroupsPerQuery: config.INSIGHTS_MAX_GROUPS_PER_QUERY,
+    maxConcurrentQueries: config.INSIGHTS_MAX_CONCURRENT_QUERIES,
+    pollIntervalMs: config.INSIGHTS_POLL_INTERVAL_MS,
+    ...insights,
+  });
+  return {
+    local,
+    aws,
+    forProvider: (provider) => (provider === 'local' ? local : aws),
+    close: () => aws.close(),
+  };
+}
