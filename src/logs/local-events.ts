@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
 import type { Executor } from '../store/db.js';
 import { deriveLevel, parseJsonMessage } from './level.js';
 
@@ -13,7 +14,7 @@ export interface LocalEventInput {
   eventId?: string;
 }
 
-const CHUNK = 1000;
+const CHUNK = 5000;
 
 /**
  * Writes events of `local` accounts, deriving level and the parsed JSON at
@@ -41,12 +42,15 @@ export async function insertLocalEvents(db: Executor, events: LocalEventInput[],
         json: json === undefined ? null : message,
       };
     });
-    const result = await db
-      .insertInto('log_events')
-      .values(rows)
-      .onConflict((oc) => oc.columns(['cloud_account_id', 'region', 'log_group', 'event_id']).doNothing())
-      .executeTakeFirst();
-    inserted += Number(result.numInsertedOrUpdatedRows ?? 0n);
+    // One array parameter per column: a 5,000-row batch is one short statement, not 50,000 parameters.
+    const col = <K extends keyof (typeof rows)[number]>(k: K) => rows.map((r) => r[k]);
+    const result = await sql`insert into log_events
+        (cloud_account_id, region, log_group, log_stream, timestamp, ingestion_time, event_id, message, level, json)
+      select * from unnest(${col('cloud_account_id')}::text[], ${col('region')}::text[], ${col('log_group')}::text[],
+        ${col('log_stream')}::text[], ${col('timestamp')}::bigint[], ${col('ingestion_time')}::bigint[],
+        ${col('event_id')}::text[], ${col('message')}::text[], ${col('level')}::text[], ${col('json')}::jsonb[])
+      on conflict (cloud_account_id, region, log_group, event_id) do nothing`.execute(db);
+    inserted += Number(result.numAffectedRows ?? 0n);
   }
   return inserted;
 }

@@ -34,7 +34,7 @@ describe('berth serve --demo', () => {
       expect(results[1].data.givenId).toBe('databases');
       expect(results[2].data.map((c: { givenId: string }) => c.givenId)).toContain('databases');
     } finally {
-      expect(await server.stop()).toBe(0);
+      expect(await server.stop(), server.output()).toBe(0);
     }
   });
 });
@@ -53,14 +53,14 @@ describe('graceful shutdown', () => {
     server.child.kill('SIGTERM');
     const res = await inflight;
     expect(res.status).toBe(202);
-    expect(await server.exited).toBe(0);
+    expect(await server.exited, server.output()).toBe(0);
     // The data directory was closed cleanly: a new process opens it and sees the events.
     const again = await startServerProcess([], { BERTH_DATA_DIR: dir });
     try {
       const q = await fetch(`${again.url}/cloud/logs/local/events`, { method: 'POST' });
       expect(q.status).toBe(401);
     } finally {
-      expect(await again.stop('SIGINT')).toBe(0);
+      expect(await again.stop('SIGINT'), again.output()).toBe(0);
     }
   });
 });
