@@ -24,6 +24,17 @@ export const ConfigSchema = Type.Object({
   DNS_CACHE_TTL_MS: Int(0, 3_600_000, 30_000),
   /** Comma-separated zones the platform keeps for itself. */
   RESERVED_ZONES: Type.String({ default: 'berth.dev,berth.app' }),
+  /**
+   * Key of the HMAC that seals domain-list cursors. Set the same value on every replica; when
+   * empty a built-in key is used (cursors still cannot cross instances, which is checked apart).
+   */
+  CURSOR_SECRET: Type.String({ default: '' }),
+  /** Attempts of one AWS call (ACM, Route 53, STS), throttling and 5xx retried with backoff and jitter. */
+  AWS_MAX_ATTEMPTS: Int(1, 20, 4),
+  /** Upper bound on one AWS call, its retries included. */
+  AWS_CALL_TIMEOUT_MS: Int(100, 600_000, 15_000),
+  /** How long a certificate validation retry may hold its lease before another replica may take over. */
+  CERTIFICATE_RETRY_LEASE_MS: Int(1_000, 3_600_000, 60_000),
   LOG_QUERY_SOURCE_TIMEOUT_MS: Int(100, 600_000, 20_000),
   LOG_QUERY_CONCURRENCY: Int(1, 256, 8),
   INSIGHTS_MAX_GROUPS_PER_QUERY: Int(1, 50, 50),

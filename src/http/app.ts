@@ -14,7 +14,11 @@ import { ErrorSchema } from './schemas/common.js';
 import { validatorCompiler } from '../validation.js';
 import { healthRoutes } from './routes/health.js';
 import { logIngestRoutes } from './routes/log-ingest.js';
+import { logQueryRoutes } from './routes/logs-query.js';
+import { logStreamRoutes } from './routes/logs-stream.js';
 import { moduleCategoryRoutes } from './routes/module-categories.js';
+import { certificateRoutes } from './routes/certificates.js';
+import { domainRoutes } from './routes/domains.js';
 import { organizationRoutes } from './routes/organizations.js';
 
 export interface AppDeps {
@@ -102,6 +106,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await api.register(organizationRoutes, { organizations: services.organizations });
     await api.register(moduleCategoryRoutes, { categories: services.categories });
     await api.register(logIngestRoutes, { ingest: services.ingest });
+    await api.register(domainRoutes, { domains: services.domains, nameAvailability: services.nameAvailability });
+    await api.register(certificateRoutes, { certificates: services.certificates });
+    await api.register(logQueryRoutes, { logs: services.logs });
+    await api.register(logStreamRoutes, { streams: services.streams });
   });
 
   return app;

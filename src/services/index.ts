@@ -1,5 +1,15 @@
 import type { Config } from '../config.js';
 import type { Store } from '../store/db.js';
+import type { ProviderOverrides } from '../providers/index.js';
+import type { CertificateRetryService } from './certificate-retry.js';
+import { createDomainServices } from './domain-services.js';
+import type { DomainService } from './domains.js';
+import type { NameAvailabilityService } from './name-availability.js';
+import { LogQueryService } from '../logs/query/service.js';
+import { LocalStreamSource } from '../logs/stream/local-source.js';
+import { LogStreamService } from '../logs/stream/service.js';
+import { createLogBackends, type LogBackends } from '../providers/logs/index.js';
+import type { InsightsOptions } from '../providers/logs/insights.js';
 import { LogIngestService } from './log-ingest.js';
 import { ModuleCategoryService } from './module-categories.js';
 import { OrganizationService } from './organizations.js';
@@ -9,15 +19,50 @@ export interface Services {
   organizations: OrganizationService;
   categories: ModuleCategoryService;
   ingest: LogIngestService;
+  logs: LogQueryService;
+  logBackends: LogBackends;
+  streams: LogStreamService;
+  domains: DomainService;
+  nameAvailability: NameAvailabilityService;
+  certificates: CertificateRetryService;
   /** Stops background work (pollers, streams) before the database closes. */
   close(): Promise<void>;
 }
 
-export function createServices(store: Store, _config: Config): Services {
+/** What tests may replace: the providers behind domains and certificates, Insights client settings. */
+export interface ServiceOverrides {
+  providers?: ProviderOverrides;
+  /** Logs Insights backend options over those of `config` (tests: `clientOverrides` with a fast retry strategy). */
+  insights?: Partial<InsightsOptions>;
+}
+
+export function createServices(store: Store, config: Config, overrides: ServiceOverrides = {}): Services {
+  const domainServices = createDomainServices(store.db, config, overrides.providers);
+  const logBackends = createLogBackends(store.db, config, overrides.insights);
+  const streams = new LogStreamService(store.db, { local: new LocalStreamSource(store.db) }, {
+    pollIntervalMs: config.STREAM_POLL_INTERVAL_MS,
+    keepAliveMs: config.STREAM_KEEPALIVE_MS,
+    maxPerPrincipal: config.STREAM_MAX_PER_PRINCIPAL,
+    maxDurationMs: config.STREAM_MAX_DURATION_MS,
+    batchSize: config.STREAM_BATCH_SIZE,
+  });
   return {
+    streams,
+    logBackends,
+    logs: new LogQueryService(store.db, logBackends.forProvider, {
+      sourceTimeoutMs: config.LOG_QUERY_SOURCE_TIMEOUT_MS,
+      concurrency: config.LOG_QUERY_CONCURRENCY,
+    }),
     organizations: new OrganizationService(store.db),
     categories: new ModuleCategoryService(store.db),
     ingest: new LogIngestService(store.db),
-    close: async () => undefined,
+    domains: domainServices.domains,
+    nameAvailability: domainServices.nameAvailability,
+    certificates: domainServices.certificates,
+    close: async () => {
+      streams.close();
+      logBackends.close();
+      await domainServices.close();
+    },
   };
 }

@@ -9,7 +9,7 @@ import { canPushToSql, compileSqlFilter, sqlCapabilities } from '../../src/logs/
 import { matches, type FilterRow } from '../../src/logs/filter-tree/evaluate.js';
 import { parseFilter } from '../../src/logs/filter-tree/parse.js';
 import { planFilter, type FilterCapabilities } from '../../src/logs/filter-tree/plan.js';
-import { POSTGRES_REGEX, emitRegex, parseRegexSubset } from '../../src/logs/filter-tree/regex-subset.js';
+import { PORTABLE_REGEX, POSTGRES_REGEX, emitRegex, parseRegexSubset } from '../../src/logs/filter-tree/regex-subset.js';
 import type { FilterLeaf, FilterNode, FilterScalar } from '../../src/logs/filter-tree/schema.js';
 
 // ---------------------------------------------------------------------------
@@ -240,7 +240,7 @@ describe('compileSqlFilter against PGlite', () => {
     expect(withDrops).toBeGreaterThan(20);
   });
 
-  it('translates subset regexes so PostgreSQL matches exactly what RE2 matches', async () => {
+  it('translates subset regexes so PostgreSQL (and RE2 reading the Insights spelling) match exactly what RE2 matches', async () => {
     await loadRows(rowSet(5000));
     let translated = 0;
     await fc.assert(
@@ -252,6 +252,9 @@ describe('compileSqlFilter against PGlite', () => {
         const re = RE2JS.compile(source, caseInsensitive ? RE2JS.CASE_INSENSITIVE : 0);
         const expected = rows.filter((r) => re.test(r.message)).map((r) => r.id);
         expect(await sqlIds(sql<boolean>`message ~ ${pattern}`)).toEqual(expected);
+        // The Insights spelling, read back by RE2 itself (Java reads the same syntax).
+        const portable = emitRegex(ast!, PORTABLE_REGEX);
+        if (portable !== undefined) expect(rows.filter((r) => RE2JS.compile(portable).test(r.message)).map((r) => r.id)).toEqual(expected);
       }),
       { numRuns: 600, seed: 6000 },
     );

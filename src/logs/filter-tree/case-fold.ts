@@ -113,3 +113,9 @@ export function foldString(s: string): string {
   for (const ch of s) out += String.fromCodePoint(foldCodePoint(ch.codePointAt(0)!));
   return out;
 }
+
+/** Whether some character of `value` has another case: if not, case-insensitive matching is plain matching. */
+export function hasCaseVariants(value: string): boolean {
+  for (const ch of value) if (foldClass(ch.codePointAt(0)!).length > 1) return true;
+  return false;
+}

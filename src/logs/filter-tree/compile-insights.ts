@@ -1,4 +1,4 @@
-import { foldClass } from './case-fold.js';
+import { hasCaseVariants } from './case-fold.js';
 import type { FilterCapabilities } from './plan.js';
 import { simplifyFilter } from './plan.js';
 import { PORTABLE_REGEX, emitRegex, literalRegex, parseRegexSubset, type RegexAst } from './regex-subset.js';
@@ -31,14 +31,10 @@ function quote(value: string): string | undefined {
   return undefined;
 }
 
+/** `/…/`; undefined for an empty pattern, which `//` would not spell. */
 function regexLiteral(ast: RegexAst): string | undefined {
   const pattern = emitRegex(ast, PORTABLE_REGEX);
-  return pattern === undefined ? undefined : `/${pattern}/`;
-}
-
-function hasCasedCharacter(value: string): boolean {
-  for (const ch of value) if (foldClass(ch.codePointAt(0)!).length > 1) return true;
-  return false;
+  return pattern === undefined || pattern === '' ? undefined : `/${pattern}/`;
 }
 
 function literalMatch(subject: string, value: string, op: 'contains' | 'startsWith', caseInsensitive: boolean): string | undefined {
@@ -48,7 +44,7 @@ function literalMatch(subject: string, value: string, op: 'contains' | 'startsWi
 }
 
 function text(node: TextNode): string | undefined {
-  const caseInsensitive = node.caseSensitive !== true && hasCasedCharacter(node.value);
+  const caseInsensitive = node.caseSensitive !== true && hasCaseVariants(node.value);
   switch (node.op) {
     case 'regex': {
       const ast = parseRegexSubset(node.value, node.caseSensitive !== true);
@@ -60,6 +56,8 @@ function text(node: TextNode): string | undefined {
       return q && `@message = ${q}`;
     }
     case 'contains': {
+      // An empty substring is left to Berth: the docs do not say what `like ""` does.
+      if (node.value === '') return undefined;
       const q = caseInsensitive ? undefined : quote(node.value);
       return q ? `@message like ${q}` : literalMatch('@message', node.value, 'contains', caseInsensitive);
     }

@@ -1,5 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
-import { foldClass } from './case-fold.js';
+import { hasCaseVariants } from './case-fold.js';
 import type { FilterCapabilities } from './plan.js';
 import { simplifyFilter } from './plan.js';
 import { POSTGRES_REGEX, emitRegex, literalRegex, parseRegexSubset, type RegexAst } from './regex-subset.js';
@@ -34,11 +34,6 @@ function double(x: RawBuilder<unknown>): RawBuilder<number> {
     CASE WHEN abs((${x})::numeric) >= ${sql.raw(HALF_PAST_MAX)} THEN sign((${x})::numeric)::float8 * 'Infinity'::float8
          WHEN abs((${x})::numeric) <= ${sql.raw(HALF_MIN_SUBNORMAL)} THEN 0::float8
          ELSE ((${x})::numeric)::float8 END END)`;
-}
-
-function hasCasedCharacter(value: string): boolean {
-  for (const ch of value) if (foldClass(ch.codePointAt(0)!).length > 1) return true;
-  return false;
 }
 
 function textRegex(node: TextNode): RegexAst | undefined {
@@ -94,7 +89,7 @@ class SqlCompiler {
 
   private text(node: TextNode): RawBuilder<boolean> {
     const message = sql.ref(this.columns.message);
-    if (node.op !== 'regex' && (node.caseSensitive === true || !hasCasedCharacter(node.value))) {
+    if (node.op !== 'regex' && (node.caseSensitive === true || !hasCaseVariants(node.value))) {
       if (node.op === 'contains') return sql<boolean>`(strpos(${message}, ${node.value}) > 0)`;
       if (node.op === 'equals') return sql<boolean>`(${message} = ${node.value})`;
       return sql<boolean>`starts_with(${message}, ${node.value})`;
@@ -114,7 +109,7 @@ class SqlCompiler {
       case 'eq':
         return this.equals(x, node.value);
       case 'neq':
-        return sql<boolean>`(NOT ${this.equals(x, node.value)})`;
+        return sql<boolean>`(${x} IS NOT NULL AND NOT ${this.equals(x, node.value)})`;
       case 'in':
         return sql<boolean>`(${sql.join(
           node.value.map((v) => this.equals(x, v)),

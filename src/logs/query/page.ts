@@ -35,9 +35,12 @@ export function cutPage<T extends Sorted>(units: UnitResult<T>[], limit: number,
   const boundary = units.reduce((b, u) => Math.max(b, u.coveredAfter), startMs - 1);
   const older = (ms: number) => (ms - 1 < startMs ? 0 : ms - 1);
   const rows: T[] = [];
+  // Read by hand, not with for…of: leaving a for…of closes the generator, and the
+  // rest of millisecond `edge` is read from it below.
   const merged = mergeNewestFirst(units.map((u) => u.rows));
   let overflow: T | undefined;
-  for (const row of merged) {
+  for (let next = merged.next(); !next.done; next = merged.next()) {
+    const row = next.value;
     if (row.timestamp <= boundary) break;
     if (rows.length === limit) {
       overflow = row;
@@ -54,9 +57,6 @@ export function cutPage<T extends Sorted>(units: UnitResult<T>[], limit: number,
   if (kept.length > 0) return { rows: kept, nextEndTimeMs: edge };
   // …unless it is the whole page: then return it whole, or paging could not move.
   rows.push(overflow);
-  for (const row of merged) {
-    if (row.timestamp !== edge) break;
-    rows.push(row);
-  }
+  for (let next = merged.next(); !next.done && next.value.timestamp === edge; next = merged.next()) rows.push(next.value);
   return { rows, nextEndTimeMs: older(edge) };
 }

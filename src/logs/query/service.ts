@@ -104,8 +104,9 @@ export class LogQueryService {
    */
   private async runUnit(unit: Unit, window: TimeWindow, limit: number): Promise<UnitResult<LogRow & { eventId: string }>> {
     const signal = AbortSignal.timeout(this.options.sourceTimeoutMs);
+    // The timeout holds even for a backend that cannot cancel its work (a database query).
     const fetch = (w: TimeWindow, n: number) =>
-      unit.backend.fetch({ targets: unit.targets, window: w, filter: unit.pushed, limit: n, signal });
+      untilAborted(unit.backend.fetch({ targets: unit.targets, window: w, filter: unit.pushed, limit: n, signal }), signal);
     // One row more than the page: the rows above the oldest one fetched are then a full page when they exist.
     let { rows, exhausted } = await fetch(window, limit + 1);
     let coveredAfter = window.startMs - 1;
@@ -135,6 +136,28 @@ export class LogQueryService {
     }
     return { rows: kept, coveredAfter };
   }
+}
+
+/** `work`, or its rejection with the signal's reason as soon as the signal aborts. */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    work.catch(() => undefined);
+    return Promise.reject(signal.reason);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
 }
 
 function parseWindow(req: LogQueryRequest): TimeWindow {

@@ -1,0 +1,52 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { callerOf } from '../auth.js';
+import { errorResponses, IdSchema } from '../schemas/common.js';
+import type { LogStreamService } from '../../logs/stream/service.js';
+
+const Name = (max: number) => Type.String({ minLength: 1, maxLength: max });
+const List = (max: number, description: string) => Type.Array(Name(max), { maxItems: 100, description });
+
+export const LogStreamQuery = Type.Object(
+  {
+    accountId: IdSchema,
+    logGroups: List(5000, 'Log groups, repeated or comma-separated (at least one, at most 50)'),
+    logStreamPrefix: Type.Optional(Type.String({ maxLength: 512 })),
+    logStreamNames: Type.Optional(List(5000, 'Exact stream names, repeated or comma-separated')),
+    region: Type.Optional(Name(64)),
+    startTime: Type.Optional(Type.String({ maxLength: 40, description: 'ISO 8601 or epoch ms; default: the beginning' })),
+    endTime: Type.Optional(Type.String({ maxLength: 40, description: 'ISO 8601 or epoch ms; default: now; ignored with tail' })),
+    tail: Type.Optional(Type.Boolean()),
+    filterPattern: Type.Optional(Type.String({ maxLength: 1024, description: 'CloudWatch Logs filter pattern; empty disables' })),
+  },
+  { additionalProperties: false },
+);
+
+export const logStreamRoutes: FastifyPluginAsyncTypebox<{ streams: LogStreamService }> = async (app, { streams }) => {
+  app.get(
+    '/cloud/logs/stream',
+    {
+      schema: {
+        operationId: 'streamLogs',
+        tags: ['logs'],
+        summary: 'Server-sent events: historical events, then (tail=true) new ones as they arrive',
+        description:
+          'Each message is `data: {"events":[…],"isFinal":false}` with an `id:` to resume from (Last-Event-ID); the last has ' +
+          '`isFinal: true`. `: keep-alive` comments keep idle connections open; a failure after the start is `event: error` with ' +
+          'the error object, then the final message.',
+        querystring: LogStreamQuery,
+        produces: ['text/event-stream'],
+        response: {
+          200: {
+            description: 'text/event-stream of {events: [{logStreamName, message, timestamp, ingestionTime, level}], isFinal}',
+            content: { 'text/event-stream': { schema: { type: 'string' } } },
+          },
+          ...errorResponses(403, 404, 422, 429),
+        },
+      },
+    },
+    async (request, reply) => {
+      await streams.stream(callerOf(request), request.query, request, reply);
+    },
+  );
+};

@@ -1,0 +1,216 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { canRead, type Caller } from '../../auth/caller.js';
+import { AppError, appError, renderError } from '../../errors.js';
+import type { Db } from '../../store/db.js';
+import { compileFilterPattern } from '../filter-pattern/index.js';
+import { loadAccount } from '../query/resolve.js';
+import { parseTime } from '../query/time.js';
+import { SseWriter } from './sse.js';
+import { TailHub } from './tail-hub.js';
+import type { HistoryCursor, StreamEvent, StreamQuery, StreamSource } from './types.js';
+
+export interface StreamParams {
+  accountId: string;
+  logGroups: string[];
+  logStreamPrefix?: string;
+  logStreamNames?: string[];
+  region?: string;
+  startTime?: string;
+  endTime?: string;
+  tail?: boolean;
+  filterPattern?: string;
+}
+
+export interface StreamOptions {
+  pollIntervalMs: number;
+  keepAliveMs: number;
+  maxPerPrincipal: number;
+  maxDurationMs: number;
+  batchSize: number;
+}
+
+/** What an SSE id holds: the history position and switch point, or the tail cursor. */
+type ResumePoint = { p: 'h'; ts: number; e: string; s?: unknown } | { p: 't'; c: unknown };
+
+export function encodeEventId(point: ResumePoint): string {
+  return Buffer.from(JSON.stringify(point)).toString('base64url');
+}
+
+export function decodeEventId(id: string | undefined): ResumePoint | undefined {
+  if (id === undefined || id === '' || id.length > 4096) return undefined;
+  try {
+    const v = JSON.parse(Buffer.from(id, 'base64url').toString('utf8')) as ResumePoint;
+    if (v?.p === 'h' && Number.isSafeInteger(v.ts) && typeof v.e === 'string') return v;
+    if (v?.p === 't' && v.c !== undefined) return v;
+  } catch {
+    // fall through
+  }
+  return undefined;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const wire = (e: StreamEvent) => ({
+  logStreamName: e.logStreamName,
+  message: e.message,
+  timestamp: iso(e.timestamp),
+  ingestionTime: iso(e.ingestionTime),
+  level: e.level,
+});
+
+const invalid = (description: string, field: string) =>
+  appError('logs:stream:invalid-parameters', { description, metadata: { parameter: field } });
+
+/** Splits repeated and comma-separated values into one list. */
+export function splitList(values: string[] | undefined): string[] | undefined {
+  if (values === undefined) return undefined;
+  return values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v.length > 0);
+}
+
+/** The log stream (spec endpoint 4): history, then optionally the live tail, over server-sent events. */
+export class LogStreamService {
+  readonly hub: TailHub;
+  private readonly perPrincipal = new Map<string, number>();
+  private readonly active = new Set<() => void>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly sources: { local: StreamSource<any>; aws?: StreamSource<any> },
+    private readonly options: StreamOptions,
+  ) {
+    this.hub = new TailHub(options.pollIntervalMs);
+  }
+
+  get activeStreams(): number {
+    return this.active.size;
+  }
+
+  /** Checks everything that can fail before the stream starts, so those failures are ordinary error responses. */
+  async prepare(caller: Caller, params: StreamParams) {
+    const logGroups = [...new Set(splitList(params.logGroups) ?? [])];
+    if (logGroups.length === 0) throw invalid('Give at least one log group in logGroups.', 'logGroups');
+    if (logGroups.length > 50) throw invalid('At most 50 log groups per stream.', 'logGroups');
+    const names = splitList(params.logStreamNames);
+    const hasPrefix = params.logStreamPrefix !== undefined && params.logStreamPrefix !== '';
+    const hasNames = names !== undefined && names.length > 0;
+    if (hasPrefix === hasNames) {
+      throw invalid('Give exactly one of logStreamPrefix and logStreamNames.', hasPrefix ? 'logStreamNames' : 'logStreamPrefix');
+    }
+    const account = await loadAccount(this.db, params.accountId);
+    if (account === undefined || !canRead(caller, account.organizationId)) {
+      throw appError('logs:account:not-found', { metadata: { accountId: params.accountId } });
+    }
+    const source = account.provider === 'local' ? this.sources.local : this.sources.aws;
+    if (source === undefined) throw appError('logs:upstream:failed', { description: `No stream source for ${account.provider} accounts.` });
+    const startMs = params.startTime === undefined ? 0 : parseTime(params.startTime, 'startTime');
+    const tail = params.tail === true;
+    const endMs = tail || params.endTime === undefined ? Number.MAX_SAFE_INTEGER : parseTime(params.endTime, 'endTime');
+    if (startMs > endMs) throw invalid('startTime is after endTime.', 'startTime');
+    const pattern = params.filterPattern ?? '';
+    const query: StreamQuery = {
+      account,
+      region: params.region ?? account.region,
+      logGroups,
+      streams: hasPrefix ? { kind: 'prefix', prefix: params.logStreamPrefix! } : { kind: 'names', names: names! },
+      pattern,
+      matches: compileFilterPattern(pattern),
+    };
+    return { query, source, startMs, endMs: tail ? Number.MAX_SAFE_INTEGER : Math.min(endMs, Date.now()), tail };
+  }
+
+  async stream(caller: Caller, params: StreamParams, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const { query, source, startMs, endMs, tail } = await this.prepare(caller, params);
+    const count = this.perPrincipal.get(caller.principalId) ?? 0;
+    if (count >= this.options.maxPerPrincipal) {
+      throw appError('logs:stream:too-many-streams', {
+        description: `At most ${this.options.maxPerPrincipal} concurrent streams per principal.`,
+        headers: { 'retry-after': '5' },
+      });
+    }
+    const lastEventIdHeader = request.headers['last-event-id'];
+    const resume = decodeEventId(typeof lastEventIdHeader === 'string' ? lastEventIdHeader : undefined);
+
+    this.perPrincipal.set(caller.principalId, count + 1);
+    reply.hijack();
+    const sse = new SseWriter(reply.raw);
+    sse.open({ 'x-request-id': request.id });
+    const abort = new AbortController();
+    let finished = false;
+    let unsubscribe: (() => void) | undefined;
+    const keepAlive = setInterval(() => sse.comment('keep-alive'), this.options.keepAliveMs);
+    const finish = (final: boolean, error?: AppError) => {
+      if (finished) return;
+      finished = true;
+      clearInterval(keepAlive);
+      clearTimeout(maxDuration);
+      unsubscribe?.();
+      abort.abort();
+      this.active.delete(stop);
+      const n = (this.perPrincipal.get(caller.principalId) ?? 1) - 1;
+      if (n <= 0) this.perPrincipal.delete(caller.principalId);
+      else this.perPrincipal.set(caller.principalId, n);
+      if (error !== undefined) sse.send({ event: 'error', data: renderError(error, request.id, caller.superadmin) });
+      if (final) sse.send({ id: lastId, data: { events: [], isFinal: true } });
+      sse.end();
+    };
+    const stop = () => finish(true);
+    this.active.add(stop);
+    const maxDuration = setTimeout(stop, this.options.maxDurationMs);
+    reply.raw.on('close', () => finish(false));
+
+    let lastId: string | undefined;
+    const sendEvents = (events: StreamEvent[], id: string) => {
+      for (let i = 0; i < events.length; i += this.options.batchSize) {
+        const chunk = events.slice(i, i + this.options.batchSize);
+        lastId = id;
+        sse.send({ id, data: { events: chunk.map(wire), isFinal: false } });
+      }
+    };
+
+    try {
+      const switchPoint =
+        resume?.p === 'h' && resume.s !== undefined
+          ? source.restore(resume.s)
+          : tail && resume?.p !== 't'
+            ? await source.tailStart(query, abort.signal)
+            : undefined;
+      if (resume?.p !== 't') {
+        const after: HistoryCursor | undefined = resume?.p === 'h' ? { ts: resume.ts, id: resume.e } : undefined;
+        const compactSwitch = switchPoint === undefined ? undefined : source.compact(switchPoint);
+        for await (const batch of source.history(query, { startMs, endMs }, after, switchPoint, this.options.batchSize, abort.signal)) {
+          if (finished) return;
+          if (batch.length > 0) {
+            const last = batch[batch.length - 1]!;
+            sendEvents(batch, encodeEventId({ p: 'h', ts: last.timestamp, e: last.eventId, s: compactSwitch }));
+            // Backpressure: read no further until the client has taken this batch.
+            await sse.drained();
+          }
+        }
+      }
+      if (finished) return;
+      if (!tail) return finish(true);
+      const cursor = resume?.p === 't' ? source.restore(resume.c) : switchPoint;
+      if (cursor === undefined) throw appError('logs:stream:invalid-parameters', { description: 'Last-Event-ID does not resume this stream.' });
+      lastId ??= encodeEventId({ p: 't', c: source.compact(cursor) });
+      unsubscribe = this.hub.subscribe(source, query, {
+        cursor,
+        startMs,
+        ready: () => !sse.congested,
+        deliver: (events, next) => sendEvents(events, encodeEventId({ p: 't', c: source.compact(next) })),
+        fail: (error) => {
+          request.log.error({ err: error }, 'log stream upstream failed');
+          finish(true, appError('logs:upstream:failed', { internal: false }));
+        },
+      });
+    } catch (error) {
+      if (finished) return;
+      request.log.error({ err: error }, 'log stream failed');
+      finish(true, error instanceof AppError ? error : appError('logs:upstream:failed', { internal: false }));
+    }
+  }
+
+  /** Server shutdown: every stream ends with isFinal and closes. */
+  close(): void {
+    for (const stop of [...this.active]) stop();
+    this.hub.close();
+  }
+}

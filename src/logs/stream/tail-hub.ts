@@ -1,0 +1,91 @@
+import type { StreamEvent, StreamQuery, StreamSource } from './types.js';
+
+export interface Subscriber<C> {
+  cursor: C;
+  startMs: number;
+  /** False while the client cannot take more: its cursor then stays put and nothing is buffered for it. */
+  ready(): boolean;
+  deliver(events: StreamEvent[], cursor: C): void;
+  fail(error: unknown): void;
+}
+
+interface Poller {
+  source: StreamSource<any>;
+  query: StreamQuery;
+  subscribers: Set<Subscriber<any>>;
+  timer?: NodeJS.Timeout;
+  abort?: AbortController;
+}
+
+/**
+ * Shares upstream polls: every subscriber of one key (account, region,
+ * groups, stream filter, pattern) is served by one read per interval, from
+ * the oldest of their cursors; each then takes what lies past its own.
+ * The poller stops as soon as its last subscriber leaves.
+ */
+export class TailHub {
+  private readonly pollers = new Map<string, Poller>();
+  /** Upstream reads made, for metrics and tests. */
+  polls = 0;
+
+  constructor(private readonly intervalMs: number) {}
+
+  static key(q: StreamQuery): string {
+    return JSON.stringify([q.account.id, q.region, [...q.logGroups].sort(), q.streams, q.pattern]);
+  }
+
+  get activePollers(): number {
+    return this.pollers.size;
+  }
+
+  subscribe<C>(source: StreamSource<C>, query: StreamQuery, subscriber: Subscriber<C>): () => void {
+    const key = TailHub.key(query);
+    let poller = this.pollers.get(key);
+    if (poller === undefined) {
+      poller = { source, query, subscribers: new Set() };
+      this.pollers.set(key, poller);
+      this.schedule(key, poller);
+    }
+    poller.subscribers.add(subscriber);
+    const p = poller;
+    return () => {
+      p.subscribers.delete(subscriber);
+      if (p.subscribers.size === 0) this.stop(key, p);
+    };
+  }
+
+  private stop(key: string, poller: Poller): void {
+    clearTimeout(poller.timer);
+    poller.abort?.abort();
+    if (this.pollers.get(key) === poller) this.pollers.delete(key);
+  }
+
+  private schedule(key: string, poller: Poller): void {
+    poller.timer = setTimeout(() => void this.tick(key, poller), this.intervalMs);
+    poller.timer.unref?.();
+  }
+
+  private async tick(key: string, poller: Poller): Promise<void> {
+    const ready = [...poller.subscribers].filter((s) => s.ready());
+    if (ready.length > 0) {
+      poller.abort = new AbortController();
+      try {
+        this.polls++;
+        const batch = await poller.source.read(poller.query, ready.map((s) => s.cursor), poller.abort.signal);
+        for (const s of ready) {
+          if (!poller.subscribers.has(s)) continue;
+          const { events, cursor } = poller.source.advance(s.cursor, batch, s.startMs);
+          s.cursor = cursor;
+          if (events.length > 0) s.deliver(events, cursor);
+        }
+      } catch (error) {
+        if (!poller.abort.signal.aborted) for (const s of [...poller.subscribers]) s.fail(error);
+      }
+    }
+    if (this.pollers.get(key) === poller && poller.subscribers.size > 0) this.schedule(key, poller);
+  }
+
+  close(): void {
+    for (const [key, p] of this.pollers) this.stop(key, p);
+  }
+}

@@ -1,0 +1,93 @@
+import type { Config } from '../config.js';
+import type { Db } from '../store/db.js';
+import { AwsClients, type AwsAccount, type AwsOptions } from './aws/clients.js';
+import { AcmCertificateAuthority } from './certificates/aws.js';
+import { LocalCertificateAuthority } from './certificates/local.js';
+import type { CertificateAuthority } from './certificates/types.js';
+import { Route53DnsZone } from './dns/aws.js';
+import { LocalDnsZone } from './dns/local.js';
+import type { DnsZone } from './dns/types.js';
+
+export interface ProviderOverrides {
+  /** Options of the AWS clients (tests: short retry backoffs, static credentials). */
+  aws?: Partial<AwsOptions>;
+  /** Wraps the authority chosen for a certificate (tests: count or fail attempts). */
+  wrapCertificateAuthority?: (authority: CertificateAuthority) => CertificateAuthority;
+  /** Wraps the zone chosen for an organization's managed domains. */
+  wrapDnsZone?: (zone: DnsZone) => DnsZone;
+}
+
+export interface AcmArn {
+  partition: string;
+  region: string;
+  accountId: string;
+}
+
+const ACM_ARN = /^arn:(aws[\w-]*):acm:([a-z0-9-]+):(\d{12}):certificate\/[\w-]+$/;
+const ROLE_ARN_ACCOUNT = /^arn:aws[\w-]*:iam::(\d{12}):role\//;
+
+export function parseAcmArn(arn: string | null | undefined): AcmArn | null {
+  const m = arn ? ACM_ARN.exec(arn) : null;
+  return m === null ? null : { partition: m[1]!, region: m[2]!, accountId: m[3]! };
+}
+
+/**
+ * The `aws` cloud account of an organization that serves a certificate: the one whose role is in
+ * the ARN's AWS account, then one in the ARN's region, then the first by id. Without an ARN:
+ * the first by id. `accounts` are the organization's `aws` accounts.
+ */
+export function chooseAwsAccount(accounts: AwsAccount[], arn: AcmArn | null): AwsAccount | undefined {
+  const score = (a: AwsAccount) =>
+    arn === null ? 0 : (ROLE_ARN_ACCOUNT.exec(a.roleArn ?? '')?.[1] === arn.accountId ? 2 : 0) + (a.region === arn.region ? 1 : 0);
+  return [...accounts].sort((a, b) => score(b) - score(a) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))[0];
+}
+
+/**
+ * Picks the provider of each request (DESIGN §3, docs/decisions.md): an organization with an
+ * `aws` cloud account keeps its managed zones in Route 53, and a certificate with an ACM ARN in
+ * such an organization is asked about in ACM (in the ARN's region); everything else is `local`.
+ */
+export class Providers {
+  private readonly aws: AwsClients;
+  private readonly local: { authority: LocalCertificateAuthority; zone: LocalDnsZone };
+
+  constructor(
+    private readonly db: Db,
+    config: Config,
+    private readonly overrides: ProviderOverrides = {},
+  ) {
+    this.aws = new AwsClients({ maxAttempts: config.AWS_MAX_ATTEMPTS, callTimeoutMs: config.AWS_CALL_TIMEOUT_MS, ...overrides.aws });
+    this.local = { authority: new LocalCertificateAuthority(), zone: new LocalDnsZone(db) };
+  }
+
+  async certificateAuthorityFor(organizationId: string, arn: string | null): Promise<CertificateAuthority> {
+    const parsed = parseAcmArn(arn);
+    const account = parsed === null ? undefined : chooseAwsAccount(await this.awsAccounts(organizationId), parsed);
+    const authority =
+      account === undefined || parsed === null
+        ? this.local.authority
+        : new AcmCertificateAuthority(this.aws.acm(account, parsed.region), this.aws.callTimeoutMs);
+    return this.overrides.wrapCertificateAuthority?.(authority) ?? authority;
+  }
+
+  async dnsZoneFor(organizationId: string, arn: string | null = null): Promise<DnsZone> {
+    const account = chooseAwsAccount(await this.awsAccounts(organizationId), parseAcmArn(arn));
+    const zone = account === undefined ? this.local.zone : new Route53DnsZone(this.aws.route53(account), this.aws.callTimeoutMs);
+    return this.overrides.wrapDnsZone?.(zone) ?? zone;
+  }
+
+  close(): void {
+    this.aws.close();
+  }
+
+  private async awsAccounts(organizationId: string): Promise<AwsAccount[]> {
+    const rows = await this.db
+      .selectFrom('cloud_accounts')
+      .select(['id', 'region', 'role_arn', 'external_id', 'endpoint'])
+      .where('organization_id', '=', organizationId)
+      .where('provider', '=', 'aws')
+      .orderBy('id')
+      .execute();
+    return rows.map((r) => ({ id: r.id, region: r.region, roleArn: r.role_arn, externalId: r.external_id, endpoint: r.endpoint }));
+  }
+}
