@@ -34,15 +34,15 @@ async function seed(store: Store, end: number): Promise<void> {
   });
   const t0 = Date.now();
   const step = DAY / EVENTS;
-  // Generated inside the database: 5% ERROR, a JSON line every fourth event.
+  // Generated inside the database, spread evenly over the groups: 10% ERROR, a JSON line every fourth event.
   await sql`insert into log_events (cloud_account_id, region, log_group, log_stream, timestamp, ingestion_time, event_id, message, level, json)
     select 'bench-acct', 'eu-west-1', '/bench/svc-' || (i % ${SOURCES}), 'task-' || (i % 3),
-      ${end - DAY}::bigint + floor(i * ${step})::bigint, ${end - DAY}::bigint + floor(i * ${step})::bigint,
-      lpad((${end - DAY}::bigint + floor(i * ${step})::bigint)::text, 16, '0') || lpad(i::text, 12, '0'),
-      case when i % 4 = 0 then '{"level":"' || (case when i % 20 = 0 then 'error' else 'info' end) || '","msg":"request ' || i || '","status":' || (200 + i % 5) || '}'
-           else (case when i % 20 = 5 then 'ERROR' else 'INFO' end) || ' handled request ' || i || ' in ' || (i % 900) || 'ms' end,
-      case when i % 20 in (0, 5) then 'ERROR' else 'INFO' end,
-      case when i % 4 = 0 then ('{"level":"' || (case when i % 20 = 0 then 'error' else 'info' end) || '","msg":"request ' || i || '","status":' || (200 + i % 5) || '}')::jsonb else null end
+      ${end - DAY}::bigint + floor(i * ${step}::float8)::bigint, ${end - DAY}::bigint + floor(i * ${step}::float8)::bigint,
+      lpad((${end - DAY}::bigint + floor(i * ${step}::float8)::bigint)::text, 16, '0') || lpad(i::text, 12, '0'),
+      case when i % 4 = 0 then '{"level":"' || (case when (i / ${SOURCES}) % 20 = 0 then 'error' else 'info' end) || '","msg":"request ' || i || '","status":' || (200 + (i / ${SOURCES}) % 5) || '}'
+           else (case when (i / ${SOURCES}) % 20 = 5 then 'ERROR' else 'INFO' end) || ' handled request ' || i || ' in ' || (i % 900) || 'ms' end,
+      case when (i / ${SOURCES}) % 20 in (0, 5) then 'ERROR' else 'INFO' end,
+      case when i % 4 = 0 then ('{"level":"' || (case when (i / ${SOURCES}) % 20 = 0 then 'error' else 'info' end) || '","msg":"request ' || i || '","status":' || (200 + (i / ${SOURCES}) % 5) || '}')::jsonb else null end
     from generate_series(0, ${EVENTS - 1}) as i`.execute(store.db);
   await sql`analyze log_events`.execute(store.db);
   console.log(`  seeded ${EVENTS} events in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
@@ -73,6 +73,8 @@ export async function benchLogQuery(target: StoreTarget, label: string): Promise
       services.logs.query(caller, { ...base, limit: 1000, filter: { kind: 'field', path: 'status', op: 'eq', value: 203 } })),
     await time('Berth: environment, limit 1000, not text contains "request 1"', () =>
       services.logs.query(caller, { ...base, limit: 1000, filter: { kind: 'not', node: { kind: 'text', op: 'contains', value: 'request 1' } } })),
+    await time('Berth: environment, limit 1000, level FATAL (no match: whole window)', () =>
+      services.logs.query(caller, { ...base, limit: 1000, filter: { kind: 'level', levels: ['FATAL'] } }), 5, 1),
     await time('Berth: environment, complete (10,000 rows)', () => services.logs.query(caller, { ...base, complete: true }), 5, 1),
   ];
   const page = await services.logs.query(caller, { ...base, limit: 1000 });

@@ -18,7 +18,7 @@ const tempDir = () => {
 };
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
-describe('berth serve --demo', () => {
+describe('berth serve --demo', { timeout: 120_000 }, () => {
   it('serves the demo world, prints a token, and the printed curl commands work as printed', async () => {
     const server = await startServerProcess(['--demo'], { BERTH_DATA_DIR: tempDir() });
     try {
@@ -39,7 +39,7 @@ describe('berth serve --demo', () => {
   });
 });
 
-describe('graceful shutdown', () => {
+describe('graceful shutdown', { timeout: 120_000 }, () => {
   it('finishes an in-flight request, closes the database and exits 0 on SIGTERM', async () => {
     const dir = tempDir();
     const server = await startServerProcess(['--demo'], { BERTH_DATA_DIR: dir });
@@ -65,7 +65,7 @@ describe('graceful shutdown', () => {
   });
 });
 
-describe('the data directory lock', () => {
+describe('the data directory lock', { timeout: 120_000 }, () => {
   it('makes seed, migrate and token refuse while a server runs, with a message saying so', async () => {
     const dir = tempDir();
     const server = await startServerProcess([], { BERTH_DATA_DIR: dir });
@@ -81,7 +81,7 @@ describe('the data directory lock', () => {
   });
 });
 
-describe('berth seed and token', () => {
+describe('berth seed and token', { timeout: 180_000 }, () => {
   it('seeds a file, creates a working token, and revokes it', async () => {
     const dir = tempDir();
     const file = join(dir, 'world.yaml');
@@ -132,7 +132,7 @@ describe('berth seed and token', () => {
   });
 });
 
-describe.runIf(onPostgres)('two replicas on one PostgreSQL', () => {
+describe.runIf(onPostgres)('two replicas on one PostgreSQL', { timeout: 180_000 }, () => {
   it('answer exactly one 201 and one 409 for the same givenId sent at once', async () => {
     const db = await createTestDatabase();
     const dir = tempDir();

@@ -23,6 +23,11 @@ export const LogStreamQuery = Type.Object(
 );
 
 export const logStreamRoutes: FastifyPluginAsyncTypebox<{ streams: LogStreamService }> = async (app, { streams }) => {
+  // A stream never ends by itself with tail=true, and server.close() waits for open connections: end every
+  // stream (isFinal: true) before the server closes, whoever closes the app.
+  app.addHook('preClose', async () => {
+    streams.close();
+  });
   app.get(
     '/cloud/logs/stream',
     {
@@ -35,7 +40,6 @@ export const logStreamRoutes: FastifyPluginAsyncTypebox<{ streams: LogStreamServ
           '`isFinal: true`. `: keep-alive` comments keep idle connections open; a failure after the start is `event: error` with ' +
           'the error object, then the final message.',
         querystring: LogStreamQuery,
-        produces: ['text/event-stream'],
         response: {
           200: {
             description: 'text/event-stream of {events: [{logStreamName, message, timestamp, ingestionTime, level}], isFinal}',
