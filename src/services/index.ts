@@ -6,6 +6,7 @@ import { createDomainServices } from './domain-services.js';
 import type { DomainService } from './domains.js';
 import type { NameAvailabilityService } from './name-availability.js';
 import { LogQueryService } from '../logs/query/service.js';
+import { AwsStreamSource } from '../logs/stream/aws-source.js';
 import { LocalStreamSource } from '../logs/stream/local-source.js';
 import { LogStreamService } from '../logs/stream/service.js';
 import { createLogBackends, type LogBackends } from '../providers/logs/index.js';
@@ -39,7 +40,8 @@ export interface ServiceOverrides {
 export function createServices(store: Store, config: Config, overrides: ServiceOverrides = {}): Services {
   const domainServices = createDomainServices(store.db, config, overrides.providers);
   const logBackends = createLogBackends(store.db, config, overrides.insights);
-  const streams = new LogStreamService(store.db, { local: new LocalStreamSource(store.db) }, {
+  const awsStream = new AwsStreamSource({ clientOverrides: overrides.insights?.clientOverrides });
+  const streams = new LogStreamService(store.db, { local: new LocalStreamSource(store.db), aws: awsStream }, {
     pollIntervalMs: config.STREAM_POLL_INTERVAL_MS,
     keepAliveMs: config.STREAM_KEEPALIVE_MS,
     maxPerPrincipal: config.STREAM_MAX_PER_PRINCIPAL,
@@ -61,6 +63,7 @@ export function createServices(store: Store, config: Config, overrides: ServiceO
     certificates: domainServices.certificates,
     close: async () => {
       streams.close();
+      awsStream.close();
       logBackends.close();
       await domainServices.close();
     },

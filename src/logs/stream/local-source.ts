@@ -115,17 +115,36 @@ export class LocalStreamSource implements StreamSource<LocalCursor> {
     return { rows, settled: Math.min(this.settledSeq(latest), lastRead), truncated };
   }
 
-  advance(cursor: LocalCursor, batch: unknown, startMs: number): { events: StreamEvent[]; cursor: LocalCursor } {
+  advance(
+    cursor: LocalCursor,
+    batch: unknown,
+    startMs: number,
+    limit = Number.POSITIVE_INFINITY,
+  ): { events: StreamEvent[]; cursor: LocalCursor; more: boolean } {
     const { rows, settled } = batch as ReadBatch;
     const seen = new Set(cursor.seen);
     const events: StreamEvent[] = [];
-    for (const r of rows) {
-      if (r.seq <= cursor.low || seen.has(r.seq)) continue;
+    // Rows are in seq order: start past the cursor's floor; stop before the first row past `limit` events.
+    let lo = 0;
+    for (let hi = rows.length; lo < hi; ) {
+      const mid = (lo + hi) >>> 1;
+      if (rows[mid]!.seq <= cursor.low) lo = mid + 1;
+      else hi = mid;
+    }
+    let stoppedAt: number | undefined;
+    for (let i = lo; i < rows.length; i++) {
+      const r = rows[i]!;
+      if (seen.has(r.seq)) continue;
+      if (events.length >= limit) {
+        stoppedAt = r.seq;
+        break;
+      }
       seen.add(r.seq);
       if (Number(r.timestamp) >= startMs) events.push(toEvent(r));
     }
-    const low = Math.max(cursor.low, settled);
-    return { events, cursor: { low, seen: [...seen].filter((s) => s > low) } };
+    // Stopped early: every row of this read below `stoppedAt` was examined, the rest was not.
+    const low = Math.max(cursor.low, stoppedAt === undefined ? settled : Math.min(settled, stoppedAt - 1));
+    return { events, cursor: { low, seen: [...seen].filter((s) => s > low) }, more: stoppedAt !== undefined };
   }
 
   compact(cursor: LocalCursor): unknown {

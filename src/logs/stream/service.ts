@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { canRead, type Caller } from '../../auth/caller.js';
-import { AppError, appError, renderError } from '../../errors.js';
+import { AppError, appError, listDetail, renderError } from '../../errors.js';
 import type { Db } from '../../store/db.js';
 import { compileFilterPattern } from '../filter-pattern/index.js';
 import { loadAccount } from '../query/resolve.js';
@@ -60,6 +60,21 @@ const wire = (e: StreamEvent) => ({
 const invalid = (description: string, field: string) =>
   appError('logs:stream:invalid-parameters', { description, metadata: { parameter: field } });
 
+/**
+ * A time in the query string. `parseTime` words its error for a JSON body (`validation:request:invalid-body`,
+ * `body.startTime`); these are query parameters, so the error names them as schema failures of the query do.
+ */
+function queryTime(value: string, field: 'startTime' | 'endTime'): number {
+  try {
+    return parseTime(value, field);
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    throw appError('validation:request:invalid-query', {
+      details: [listDetail('Invalid fields', [`query.${field}: must be an ISO 8601 date-time or epoch milliseconds`])],
+    });
+  }
+}
+
 /** Splits repeated and comma-separated values into one list. */
 export function splitList(values: string[] | undefined): string[] | undefined {
   if (values === undefined) return undefined;
@@ -71,13 +86,14 @@ export class LogStreamService {
   readonly hub: TailHub;
   private readonly perPrincipal = new Map<string, number>();
   private readonly active = new Set<() => void>();
+  private closed = false;
 
   constructor(
     private readonly db: Db,
     private readonly sources: { local: StreamSource<any>; aws?: StreamSource<any> },
     private readonly options: StreamOptions,
   ) {
-    this.hub = new TailHub(options.pollIntervalMs);
+    this.hub = new TailHub(options.pollIntervalMs, options.batchSize);
   }
 
   get activeStreams(): number {
@@ -101,9 +117,9 @@ export class LogStreamService {
     }
     const source = account.provider === 'local' ? this.sources.local : this.sources.aws;
     if (source === undefined) throw appError('logs:upstream:failed', { description: `No stream source for ${account.provider} accounts.` });
-    const startMs = params.startTime === undefined ? 0 : parseTime(params.startTime, 'startTime');
+    const startMs = params.startTime === undefined ? 0 : queryTime(params.startTime, 'startTime');
     const tail = params.tail === true;
-    const endMs = tail || params.endTime === undefined ? Number.MAX_SAFE_INTEGER : parseTime(params.endTime, 'endTime');
+    const endMs = tail || params.endTime === undefined ? Number.MAX_SAFE_INTEGER : queryTime(params.endTime, 'endTime');
     if (startMs > endMs) throw invalid('startTime is after endTime.', 'startTime');
     const pattern = params.filterPattern ?? '';
     const query: StreamQuery = {
@@ -158,6 +174,10 @@ export class LogStreamService {
     reply.raw.on('close', () => finish(false));
 
     let lastId: string | undefined;
+    // The client may have hung up while prepare() ran: 'close' was then emitted before the listener above existed.
+    if (reply.raw.destroyed) return finish(false);
+    // Shutting down: a stream that arrives now ends at once rather than keep the server open.
+    if (this.closed) return stop();
     const sendEvents = (events: StreamEvent[], id: string) => {
       for (let i = 0; i < events.length; i += this.options.batchSize) {
         const chunk = events.slice(i, i + this.options.batchSize);
@@ -210,6 +230,7 @@ export class LogStreamService {
 
   /** Server shutdown: every stream ends with isFinal and closes. */
   close(): void {
+    this.closed = true;
     for (const stop of [...this.active]) stop();
     this.hub.close();
   }

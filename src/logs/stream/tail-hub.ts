@@ -28,7 +28,11 @@ export class TailHub {
   /** Upstream reads made, for metrics and tests. */
   polls = 0;
 
-  constructor(private readonly intervalMs: number) {}
+  constructor(
+    private readonly intervalMs: number,
+    /** Events per delivery (one SSE message), for sources that can stop part-way through a read. */
+    private readonly maxPerDelivery = Number.POSITIVE_INFINITY,
+  ) {}
 
   static key(q: StreamQuery): string {
     return JSON.stringify([q.account.id, q.region, [...q.logGroups].sort(), q.streams, q.pattern]);
@@ -73,10 +77,14 @@ export class TailHub {
         this.polls++;
         const batch = await poller.source.read(poller.query, ready.map((s) => s.cursor), poller.abort.signal);
         for (const s of ready) {
-          if (!poller.subscribers.has(s)) continue;
-          const { events, cursor } = poller.source.advance(s.cursor, batch, s.startMs);
-          s.cursor = cursor;
-          if (events.length > 0) s.deliver(events, cursor);
+          // Part by part when the source stops at the limit, each delivered with the cursor after it; a client
+          // that falls behind meanwhile keeps its place and gets the rest from a later read.
+          for (let more = true; more && poller.subscribers.has(s); ) {
+            const step = poller.source.advance(s.cursor, batch, s.startMs, this.maxPerDelivery);
+            s.cursor = step.cursor;
+            if (step.events.length > 0) s.deliver(step.events, step.cursor);
+            more = step.more === true && step.events.length > 0 && s.ready();
+          }
         }
       } catch (error) {
         if (!poller.abort.signal.aborted) for (const s of [...poller.subscribers]) s.fail(error);

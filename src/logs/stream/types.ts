@@ -47,8 +47,12 @@ export interface StreamSource<C = unknown> {
   ): AsyncGenerator<StreamEvent[]>;
   /** One upstream read covering every given cursor (shared by all subscribers of a query). */
   read(query: StreamQuery, cursors: C[], signal: AbortSignal): Promise<unknown>;
-  /** The events of a read that come after `cursor`, and the cursor after them. */
-  advance(cursor: C, batch: unknown, startMs: number): { events: StreamEvent[]; cursor: C };
+  /**
+   * The events of a read that come after `cursor`, and the cursor after them. A source may stop at `limit`
+   * events and say `more`: the rest of the batch then comes from calling again with the returned cursor, so
+   * each SSE message can carry the cursor after exactly its own events.
+   */
+  advance(cursor: C, batch: unknown, startMs: number, limit?: number): { events: StreamEvent[]; cursor: C; more?: boolean };
   /** A resumable form of a cursor for the SSE id (may drop detail). */
   compact(cursor: C): unknown;
   /** Rebuilds a cursor from `compact`'s output; undefined when it is not one. */

@@ -129,7 +129,10 @@ export class InsightsLogBackend implements LogBackend {
     return limiter;
   }
 
-  async fetch({ targets, window, filter, limit, signal }: FetchRequest): Promise<FetchResult> {
+  async fetch({ targets: requested, window, filter, limit, signal }: FetchRequest): Promise<FetchResult> {
+    // A target naming no stream (an EC2 instance without a release yet) matches nothing, and
+    // `@logStream in []` is no valid query: leave it out, and skip the query when nothing is left.
+    const targets = requested.filter((t) => t.streams.kind !== 'names' || t.streams.names.length > 0);
     const first = targets[0];
     if (first === undefined) return { rows: [], exhausted: true };
     const compiled = compileInsightsFilter(filter);

@@ -1,0 +1,457 @@
+import {
+  CloudWatchLogsClient,
+  FilterLogEventsCommand,
+  type FilterLogEventsCommandInput,
+  type FilteredLogEvent,
+} from '@aws-sdk/client-cloudwatch-logs';
+import { awsClientConfig } from '../../providers/aws/client-config.js';
+import type { CloudAccount } from '../query/types.js';
+import { deriveLevel } from '../level.js';
+import type { HistoryCursor, StreamEvent, StreamQuery, StreamSource } from './types.js';
+
+/**
+ * Tail position on CloudWatch Logs. Every event with a timestamp before `ts`
+ * is behind the cursor (history's, already delivered, or later than the
+ * lookback allows); `seen` holds the events at or after `ts` that were
+ * already delivered, oldest first. `ts` trails the newest read by the
+ * lookback, so an event ingested up to `lookbackMs` after its timestamp is
+ * still found — and delivered once, because its id is not in `seen`.
+ */
+export interface AwsCursor {
+  ts: number;
+  /** `[timestamp, eventId]` of delivered events with timestamp ≥ `ts`, oldest first. */
+  seen: [number, string][];
+}
+
+export interface AwsStreamOptions {
+  /** FilterLogEvents calls per second per account and region (AWS: 5, not adjustable). */
+  requestsPerSecond: number;
+  /**
+   * Token bucket size. 1 (the default) spaces calls evenly, so no rolling second ever holds more than
+   * `requestsPerSecond`; a larger bucket lowers latency after a quiet spell but can exceed it briefly.
+   */
+  burst: number;
+  /** How far before the newest read the tail reads again, for events ingested late (CloudWatch agents batch for seconds). */
+  lookbackMs: number;
+  /** FilterLogEvents pages one tail read may take per log group (the rest waits for the next read). */
+  maxPagesPerRead: number;
+  /** FilterLogEvents `limit` (events per page, AWS max 10,000); unset: AWS's own (10,000 or 1 MB). */
+  pageLimit?: number;
+  /** Per-client SDK overrides (tests: credentials, a fast retry strategy). */
+  clientOverrides?: Record<string, unknown>;
+  now?: () => number;
+}
+
+export const AWS_STREAM_DEFAULTS: AwsStreamOptions = {
+  requestsPerSecond: 5,
+  burst: 1,
+  lookbackMs: 5_000,
+  maxPagesPerRead: 10,
+};
+
+/** AWS allows at most 100 `logStreamNames` per FilterLogEvents call. */
+const MAX_NAMES_PER_CALL = 100;
+/** Delivered ids a cursor keeps at most (beyond, its floor moves up and the oldest are forgotten). */
+const MAX_SEEN = 5_000;
+/** JSON bytes of a compact cursor's ids: the SSE id (base64url of the whole resume point) must stay under 4096 characters. */
+const COMPACT_ID_BYTES = 2_600;
+
+/** Token bucket shared by every FilterLogEvents call (retries included) of one account and region; FIFO, abortable. */
+export class TokenBucket {
+  private tokens: number;
+  private updated: number;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly waiters: { grant: () => void }[] = [];
+
+  constructor(
+    readonly ratePerSecond: number,
+    readonly burst = 1,
+    private readonly now: () => number = () => Date.now(),
+  ) {
+    if (!(ratePerSecond > 0) || !(burst >= 1)) throw new RangeError('TokenBucket: rate must be > 0 and burst >= 1');
+    this.tokens = burst;
+    this.updated = now();
+  }
+
+  get queued(): number {
+    return this.waiters.length;
+  }
+
+  take(signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    this.refill();
+    if (this.waiters.length === 0 && this.tokens >= 1) {
+      this.tokens -= 1;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = () => {
+        const i = this.waiters.indexOf(waiter);
+        if (i >= 0) this.waiters.splice(i, 1);
+        reject(signal!.reason);
+      };
+      const waiter = {
+        grant: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.waiters.push(waiter);
+      this.pump();
+    });
+  }
+
+  private refill(): void {
+    const t = this.now();
+    this.tokens = Math.min(this.burst, this.tokens + (Math.max(0, t - this.updated) * this.ratePerSecond) / 1000);
+    this.updated = t;
+  }
+
+  private pump(): void {
+    if (this.timer !== undefined) return;
+    this.refill();
+    while (this.waiters.length > 0 && this.tokens >= 1) {
+      this.tokens -= 1;
+      this.waiters.shift()!.grant();
+    }
+    if (this.waiters.length === 0) return;
+    const wait = Math.max(1, Math.ceil(((1 - this.tokens) * 1000) / this.ratePerSecond));
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.pump();
+    }, wait);
+  }
+}
+
+/** One FilterLogEvents scan target: a log group and at most 100 stream names, or a prefix, or every stream. */
+interface Lane {
+  group: string;
+  streams: Pick<FilterLogEventsCommandInput, 'logStreamNamePrefix' | 'logStreamNames'>;
+}
+
+/** What one shared tail read found. */
+interface TailBatch {
+  from: number;
+  to: number;
+  /** Every event with a timestamp below this was read (to + 1, unless a group had more pages than a read may take). */
+  coveredTo: number;
+  truncated: boolean;
+  /** Deduplicated, oldest first by (timestamp, eventId). */
+  events: StreamEvent[];
+  byId: Map<string, StreamEvent>;
+}
+
+const byKey = (a: StreamEvent, b: StreamEvent) =>
+  a.timestamp - b.timestamp || (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0);
+
+const toEvent = (e: FilteredLogEvent): StreamEvent | undefined => {
+  if (e.eventId === undefined || e.timestamp === undefined) return undefined;
+  const message = e.message ?? '';
+  return {
+    eventId: e.eventId,
+    logStreamName: e.logStreamName ?? '',
+    message,
+    timestamp: e.timestamp,
+    ingestionTime: e.ingestionTime ?? e.timestamp,
+    level: deriveLevel(message),
+  };
+};
+
+const isNotFound = (error: unknown) => (error as { name?: unknown } | null)?.name === 'ResourceNotFoundException';
+
+/**
+ * Log stream source for `aws` accounts: FilterLogEvents for history and for
+ * a polled tail (see docs/decisions.md, "Log stream on aws"). The filter
+ * pattern goes upstream unchanged; CloudWatch's own matching is authoritative.
+ * A log group that does not exist reads as empty, as on `local`.
+ */
+export class AwsStreamSource implements StreamSource<AwsCursor> {
+  private readonly options: AwsStreamOptions;
+  private readonly clients = new Map<string, CloudWatchLogsClient>();
+  private readonly limiters = new Map<string, TokenBucket>();
+  private readonly now: () => number;
+
+  constructor(options: Partial<AwsStreamOptions> = {}) {
+    this.options = { ...AWS_STREAM_DEFAULTS, ...options };
+    this.now = this.options.now ?? (() => Date.now());
+  }
+
+  /** The rate limiter of one account and region (shared by history and tail, and by every retry). */
+  limiter(account: CloudAccount, region: string): TokenBucket {
+    const key = `${account.id}\u0000${region}`;
+    let limiter = this.limiters.get(key);
+    if (limiter === undefined) {
+      limiter = new TokenBucket(this.options.requestsPerSecond, this.options.burst);
+      this.limiters.set(key, limiter);
+    }
+    return limiter;
+  }
+
+  client(account: CloudAccount, region: string): CloudWatchLogsClient {
+    const key = `${account.id}\u0000${region}\u0000${account.endpoint ?? ''}`;
+    let client = this.clients.get(key);
+    if (client === undefined) {
+      client = new CloudWatchLogsClient({ ...awsClientConfig(account, region), ...this.options.clientOverrides });
+      const limiter = this.limiter(account, region);
+      // After the retry middleware, so every attempt (a throttled retry too) takes a token; before signing, so the signature is fresh.
+      const rateLimit = (next: (args: unknown) => Promise<unknown>, context: { __smithy_context?: { abortSignal?: AbortSignal } }) =>
+        async (args: unknown) => {
+          await limiter.take(context.__smithy_context?.abortSignal);
+          return next(args);
+        };
+      client.middlewareStack.addRelativeTo(rateLimit as unknown as Parameters<typeof client.middlewareStack.addRelativeTo>[0], {
+        relation: 'after',
+        toMiddleware: 'retryMiddleware',
+        name: 'berthFilterLogEventsRateLimit',
+      });
+      this.clients.set(key, client);
+    }
+    return client;
+  }
+
+  private lanes(q: StreamQuery): Lane[] {
+    const lanes: Lane[] = [];
+    for (const group of q.logGroups) {
+      const s = q.streams;
+      if (s.kind === 'names') {
+        const names = [...new Set(s.names)];
+        for (let i = 0; i < names.length; i += MAX_NAMES_PER_CALL) {
+          lanes.push({ group, streams: { logStreamNames: names.slice(i, i + MAX_NAMES_PER_CALL) } });
+        }
+      } else if (s.kind === 'prefix' && s.prefix !== '') {
+        lanes.push({ group, streams: { logStreamNamePrefix: s.prefix } });
+      } else {
+        lanes.push({ group, streams: {} });
+      }
+    }
+    return lanes;
+  }
+
+  /** One FilterLogEvents page. */
+  private async page(
+    q: StreamQuery,
+    lane: Lane,
+    range: { startTime: number; endTime?: number },
+    nextToken: string | undefined,
+    signal: AbortSignal,
+  ): Promise<{ events: StreamEvent[]; nextToken?: string }> {
+    const input: FilterLogEventsCommandInput = {
+      ...(lane.group.startsWith('arn:') ? { logGroupIdentifier: lane.group } : { logGroupName: lane.group }),
+      ...lane.streams,
+      startTime: range.startTime,
+      ...(range.endTime === undefined ? {} : { endTime: range.endTime }),
+      ...(q.pattern.trim() === '' ? {} : { filterPattern: q.pattern }),
+      ...(nextToken === undefined ? {} : { nextToken }),
+      ...(this.options.pageLimit === undefined ? {} : { limit: this.options.pageLimit }),
+    };
+    try {
+      const out = await this.client(q.account, q.region).send(new FilterLogEventsCommand(input), { abortSignal: signal });
+      const events: StreamEvent[] = [];
+      for (const e of out.events ?? []) {
+        const event = toEvent(e);
+        if (event !== undefined) events.push(event);
+      }
+      return out.nextToken ? { events, nextToken: out.nextToken } : { events };
+    } catch (error) {
+      if (isNotFound(error) && !signal.aborted) return { events: [] };
+      throw error;
+    }
+  }
+
+  async tailStart(): Promise<AwsCursor> {
+    // The switch point lies one lookback back: an event written just before the stream opened but
+    // ingested after history read its millisecond is still delivered, by the tail.
+    return { ts: Math.max(0, this.now() - this.options.lookbackMs), seen: [] };
+  }
+
+  async *history(
+    q: StreamQuery,
+    window: { startMs: number; endMs: number },
+    after: HistoryCursor | undefined,
+    switchPoint: AwsCursor | undefined,
+    batchSize: number,
+    signal: AbortSignal,
+  ): AsyncGenerator<StreamEvent[]> {
+    const startTime = Math.max(0, window.startMs, after?.ts ?? 0);
+    const last = Math.min(window.endMs, switchPoint === undefined ? Number.MAX_SAFE_INTEGER : switchPoint.ts - 1);
+    if (startTime > last) return;
+    const range = { startTime, ...(last >= Number.MAX_SAFE_INTEGER ? {} : { endTime: last }) };
+    const size = Math.max(1, batchSize);
+
+    interface LaneState {
+      lane: Lane;
+      token?: string;
+      done: boolean;
+      /** Timestamp of the newest event read: this lane may still hold more of that millisecond, none before. */
+      frontier: number;
+      pending: StreamEvent[];
+      inflight?: Promise<void>;
+      error?: unknown;
+    }
+    const states: LaneState[] = this.lanes(q).map((lane) => ({ lane, done: false, frontier: -Infinity, pending: [] }));
+    const abort = new AbortController();
+    const onAbort = () => abort.abort(signal.reason);
+    if (signal.aborted) return;
+    signal.addEventListener('abort', onAbort, { once: true });
+    /** Nothing at or below this (timestamp, eventId) is emitted again. */
+    let emitted: HistoryCursor | undefined = after;
+    /** Every event below this timestamp was emitted (or is behind `after`). */
+    let threshold = -Infinity;
+
+    const fetch = (s: LaneState) => {
+      s.inflight = this.page(q, s.lane, range, s.token, abort.signal).then(
+        (page) => {
+          s.inflight = undefined;
+          for (const e of page.events) {
+            if (e.timestamp < startTime || e.timestamp > last || e.timestamp < threshold) continue;
+            s.pending.push(e);
+            s.frontier = Math.max(s.frontier, e.timestamp);
+          }
+          s.token = page.nextToken;
+          if (page.nextToken === undefined) s.done = true;
+        },
+        (error: unknown) => {
+          s.inflight = undefined;
+          s.error = error;
+        },
+      );
+    };
+
+    try {
+      for (;;) {
+        const failed = states.find((s) => s.error !== undefined);
+        if (failed !== undefined) {
+          if (signal.aborted) return;
+          throw failed.error;
+        }
+        // Events below every unfinished lane's frontier are final: no lane can still return one before them.
+        const safe = Math.min(...states.map((s) => (s.done ? Infinity : s.frontier)));
+        for (const s of states) {
+          if (!s.done && s.inflight === undefined && (s.pending.length === 0 || s.frontier <= safe)) fetch(s);
+        }
+        const ready: StreamEvent[] = [];
+        for (const s of states) {
+          const keep: StreamEvent[] = [];
+          for (const e of s.pending) (e.timestamp < safe ? ready : keep).push(e);
+          s.pending = keep;
+        }
+        if (ready.length > 0) {
+          threshold = safe;
+          ready.sort(byKey);
+          const out: StreamEvent[] = [];
+          for (const e of ready) {
+            if (emitted !== undefined && (e.timestamp < emitted.ts || (e.timestamp === emitted.ts && e.eventId <= emitted.id))) continue;
+            out.push(e);
+            emitted = { ts: e.timestamp, id: e.eventId };
+          }
+          for (let i = 0; i < out.length; i += size) {
+            if (signal.aborted) return;
+            yield out.slice(i, i + size);
+          }
+          continue;
+        }
+        const inflight = states.flatMap((s) => (s.inflight === undefined ? [] : [s.inflight]));
+        if (inflight.length === 0) return; // every lane done and drained
+        await Promise.race(inflight);
+        if (signal.aborted) return;
+      }
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      abort.abort();
+    }
+  }
+
+  /**
+   * One sweep per log group (per ≤ 100 stream names) from the oldest cursor to now, at most
+   * `maxPagesPerRead` pages each, shared by every subscriber of the query.
+   */
+  async read(q: StreamQuery, cursors: AwsCursor[], signal: AbortSignal): Promise<TailBatch> {
+    const to = this.now();
+    const from = Math.max(0, Math.min(...cursors.map((c) => c.ts)));
+    if (cursors.length === 0 || from > to) return { from, to, coveredTo: from, truncated: false, events: [], byId: new Map() };
+    const results = await Promise.all(
+      this.lanes(q).map(async (lane) => {
+        const events: StreamEvent[] = [];
+        let token: string | undefined;
+        for (let pages = 0; pages < this.options.maxPagesPerRead; pages++) {
+          const page = await this.page(q, lane, { startTime: from, endTime: to }, token, signal);
+          events.push(...page.events);
+          token = page.nextToken;
+          if (token === undefined) return { events, truncated: false };
+        }
+        return { events, truncated: true };
+      }),
+    );
+    let coveredTo = to + 1;
+    let truncated = false;
+    const byId = new Map<string, StreamEvent>();
+    for (const r of results) {
+      for (const e of r.events) if (e.timestamp >= from && e.timestamp <= to) byId.set(e.eventId, e);
+      if (r.truncated) {
+        truncated = true;
+        // Pages come oldest first: that lane may still hold more of its newest millisecond, nothing before it.
+        let newest = from;
+        for (const e of r.events) newest = Math.max(newest, e.timestamp);
+        coveredTo = Math.min(coveredTo, newest);
+      }
+    }
+    return { from, to, coveredTo, truncated, events: [...byId.values()].sort(byKey), byId };
+  }
+
+  advance(cursor: AwsCursor, batch: unknown, startMs: number): { events: StreamEvent[]; cursor: AwsCursor } {
+    const b = batch as TailBatch;
+    // A cursor the read did not cover (cannot happen through TailHub): leave it for the next read.
+    if (cursor.ts < b.from) return { events: [], cursor };
+    const seen = new Map<string, number>();
+    for (const [ts, id] of cursor.seen) {
+      const e = b.byId.get(id);
+      // The read covered [cursor.ts, coveredTo): an id it did not find there is gone, unless it lies beyond.
+      if (e !== undefined) seen.set(id, e.timestamp);
+      else if (b.truncated) seen.set(id, ts);
+    }
+    const events: StreamEvent[] = [];
+    for (const e of b.events) {
+      if (e.timestamp < cursor.ts || e.timestamp >= b.coveredTo || seen.has(e.eventId)) continue;
+      seen.set(e.eventId, e.timestamp);
+      if (e.timestamp >= startMs) events.push(e);
+    }
+    let floor = Math.max(cursor.ts, b.coveredTo - this.options.lookbackMs);
+    // A backlog bigger than a read's pages within one lookback: move on (late events there are given up).
+    if (b.truncated && floor === cursor.ts && b.coveredTo > cursor.ts) floor = b.coveredTo;
+    let kept = [...seen].filter(([, ts]) => ts >= floor).map(([id, ts]): [number, string] => [ts, id]);
+    kept.sort((x, y) => x[0] - y[0] || (x[1] < y[1] ? -1 : x[1] > y[1] ? 1 : 0));
+    if (kept.length > MAX_SEEN) {
+      floor = kept[kept.length - MAX_SEEN]![0];
+      kept = kept.filter(([ts]) => ts >= floor);
+    }
+    return { events, cursor: { ts: floor, seen: kept } };
+  }
+
+  /**
+   * `{t, i}`: the floor and the delivered ids at or after it. When those ids do not fit an SSE id,
+   * the resume point moves to the newest delivered millisecond (late arrivals before it are given up).
+   */
+  compact(cursor: AwsCursor): unknown {
+    const ids = cursor.seen.map(([, id]) => id);
+    if (JSON.stringify(ids).length <= COMPACT_ID_BYTES) return { t: cursor.ts, i: ids };
+    const newest = cursor.seen[cursor.seen.length - 1]![0];
+    const atNewest = cursor.seen.filter(([ts]) => ts === newest).map(([, id]) => id);
+    if (JSON.stringify(atNewest).length <= COMPACT_ID_BYTES) return { t: newest, i: atNewest };
+    return { t: newest + 1, i: [] };
+  }
+
+  restore(value: unknown): AwsCursor | undefined {
+    if (value === null || typeof value !== 'object') return undefined;
+    const { t, i } = value as { t?: unknown; i?: unknown };
+    if (typeof t !== 'number' || !Number.isSafeInteger(t) || t < 0) return undefined;
+    if (!Array.isArray(i) || i.length > 1_000 || !i.every((id) => typeof id === 'string' && id.length > 0 && id.length <= 256)) return undefined;
+    // Their timestamps are not in the id; `t` is a lower bound, and the next read finds the real ones.
+    return { ts: t, seen: [...new Set(i as string[])].map((id): [number, string] => [t, id]) };
+  }
+
+  close(): void {
+    for (const c of this.clients.values()) c.destroy();
+    this.clients.clear();
+  }
+}

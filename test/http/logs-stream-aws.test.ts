@@ -1,0 +1,212 @@
+// GET /cloud/logs/stream on an `aws` account, black-box over HTTP: the real SDK against the fake
+// CloudWatch Logs endpoint (FilterLogEvents), read with a plain fetch streaming reader.
+import { ConfiguredRetryStrategy } from '@smithy/core/retry';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { compileFilterPattern } from '../../src/logs/filter-pattern/index.js';
+import { createServices } from '../../src/services/index.js';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { FAKE_CREDENTIALS, startFakeAws, type FakeAws } from '../support/fake-aws/index.js';
+import { baseWorld, mergeWorld, ORG_A, TOKENS } from '../support/world.js';
+
+interface Frame {
+  id?: string;
+  event?: string;
+  data?: any;
+  comment?: string;
+}
+
+interface WireEvent {
+  logStreamName: string;
+  message: string;
+  timestamp: string;
+  ingestionTime: string;
+  level: string;
+}
+
+let t: TestApp;
+let aws: FakeAws;
+
+beforeAll(async () => {
+  aws = await startFakeAws({ logs: { filterPatternMatcher: (pattern, message) => compileFilterPattern(pattern)(message) } });
+  t = await startTestApp({
+    fixture: mergeWorld(baseWorld(), {
+      cloudAccounts: [{ id: 'acc-aws', organizationId: ORG_A, provider: 'aws', region: 'us-east-1', endpoint: aws.endpoint }],
+    }),
+    config: { STREAM_POLL_INTERVAL_MS: 100 },
+    services: (store, config) =>
+      createServices(store, config, {
+        insights: { clientOverrides: { credentials: { ...FAKE_CREDENTIALS }, retryStrategy: new ConfiguredRetryStrategy(3, 5) } },
+      }),
+  });
+});
+afterAll(async () => {
+  await t?.close();
+  await aws?.close();
+});
+beforeEach(() => {
+  aws.clearCalls();
+  for (const g of aws.logs.groupNames()) aws.logs.deleteLogGroup(g);
+});
+
+/** Opens the stream and parses SSE frames as they arrive. */
+async function openStream(params: Record<string, string>) {
+  const abort = new AbortController();
+  const res = await fetch(`${t.url}/cloud/logs/stream?${new URLSearchParams(params)}`, {
+    headers: { authorization: `Bearer ${TOKENS.owner}`, accept: 'text/event-stream' },
+    signal: abort.signal,
+  });
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  let ended = false;
+  const frames: Frame[] = [];
+
+  const parse = (block: string): Frame => {
+    const frame: Frame = {};
+    for (const line of block.split('\n')) {
+      if (line.startsWith(':')) frame.comment = line.slice(1).trim();
+      else if (line.startsWith('id: ')) frame.id = line.slice(4);
+      else if (line.startsWith('event: ')) frame.event = line.slice(7);
+      else if (line.startsWith('data: ')) frame.data = JSON.parse(line.slice(6));
+    }
+    return frame;
+  };
+
+  /** The next frame, or undefined once the server closed the stream. */
+  async function next(timeoutMs = 5_000): Promise<Frame | undefined> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const cut = buffer.indexOf('\n\n');
+      if (cut >= 0) {
+        const block = buffer.slice(0, cut);
+        buffer = buffer.slice(cut + 2);
+        const frame = parse(block);
+        frames.push(frame);
+        return frame;
+      }
+      if (ended) return undefined;
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`no SSE frame within ${timeoutMs} ms`);
+      let timer: NodeJS.Timeout | undefined;
+      const chunk = await Promise.race([
+        reader.read(),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no SSE frame within ${timeoutMs} ms`)), left);
+        }),
+      ]).finally(() => clearTimeout(timer));
+      if (chunk.done) ended = true;
+      else buffer += decoder.decode(chunk.value, { stream: true });
+    }
+  }
+
+  /** Reads messages until `count` events have arrived (or the final message). */
+  async function events(count: number): Promise<WireEvent[]> {
+    const out: WireEvent[] = [];
+    while (out.length < count) {
+      const f = await next();
+      if (f === undefined) break;
+      if (f.data === undefined) continue;
+      out.push(...(f.data.events as WireEvent[]));
+      if (f.data.isFinal) break;
+    }
+    return out;
+  }
+
+  return { res, next, events, frames, close: () => abort.abort() };
+}
+
+describe('GET /cloud/logs/stream on an aws account', () => {
+  it('history only: merged across groups oldest first, in id-carrying messages, then isFinal and close', async () => {
+    const base = Date.now() - 3_600_000;
+    aws.logs.options.filterPageSize = 2;
+    aws.logs.putLogEvents('/app/web', 'web/1', [
+      { timestamp: base + 10, message: 'INFO web one' },
+      { timestamp: base + 30, message: 'ERROR web two' },
+      { timestamp: base + 30, message: 'INFO web three' },
+    ]);
+    aws.logs.putLogEvents('/app/api', 'web/9', [
+      { timestamp: base + 20, message: 'INFO api one' },
+      { timestamp: base + 40, message: 'WARN api two' },
+    ]);
+    aws.logs.putLogEvents('/app/api', 'worker/1', [{ timestamp: base + 25, message: 'INFO not this stream' }]);
+    aws.logs.putLogEvents('/app/web', 'web/1', [{ timestamp: base - 1, message: 'INFO before startTime' }]);
+
+    try {
+      const s = await openStream({
+        accountId: 'acc-aws',
+        logGroups: '/app/web,/app/api',
+        logStreamPrefix: 'web/',
+        startTime: new Date(base).toISOString(),
+      });
+      expect(s.res.status).toBe(200);
+      expect(s.res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      expect(s.res.headers.get('x-accel-buffering')).toBe('no');
+
+      const got = await s.events(100);
+      expect(got.map((e) => e.message)).toEqual(['INFO web one', 'INFO api one', 'ERROR web two', 'INFO web three', 'WARN api two']);
+      expect(got[0]).toEqual({
+        logStreamName: 'web/1',
+        message: 'INFO web one',
+        timestamp: new Date(base + 10).toISOString(),
+        ingestionTime: new Date(base + 10).toISOString(),
+        level: 'INFO',
+      });
+      const last = s.frames.at(-1)!;
+      expect(last.data).toEqual({ events: [], isFinal: true });
+      expect(await s.next()).toBeUndefined(); // closed by the server
+      const messages = s.frames.filter((f) => f.data !== undefined);
+      expect(messages.every((f) => typeof f.id === 'string' && f.id.length > 0 && f.event === undefined)).toBe(true);
+      expect(messages.slice(0, -1).every((f) => f.data.isFinal === false)).toBe(true);
+
+      const calls = aws.callsTo('FilterLogEvents');
+      expect(calls.every((c) => c.input.logStreamNamePrefix === 'web/' && !('logStreamNames' in c.input))).toBe(true);
+      expect(calls.every((c) => c.input.startTime === base)).toBe(true);
+    } finally {
+      aws.logs.options.filterPageSize = 10_000;
+    }
+  });
+
+  it('history then tail: events written after the start arrive once, in order; a disconnect stops the polls', async () => {
+    const now = Date.now();
+    aws.logs.putLogEvents('/app/web', 'web/1', [
+      { timestamp: now - 60_000, message: 'old 1' },
+      { timestamp: now - 30_000, message: 'old 2' },
+    ]);
+    aws.logs.putLogEvents('/app/api', 'web/1', [{ timestamp: now - 45_000, message: 'old api' }]);
+
+    const s = await openStream({ accountId: 'acc-aws', logGroups: '/app/web,/app/api', logStreamPrefix: 'web/', tail: 'true', filterPattern: '-DEBUG' });
+    try {
+      // Written during the switch: just before "now" of the stream, but after history has been read.
+      aws.logs.putLogEvents('/app/api', 'web/2', [{ timestamp: now - 1_000, message: 'during the switch' }]);
+      const history = await s.events(3);
+      expect(history.map((e) => e.message)).toEqual(['old 1', 'old api', 'old 2']);
+
+      const ts = Date.now();
+      aws.logs.putLogEvents('/app/web', 'web/1', [
+        { timestamp: ts, message: 'new a' },
+        { timestamp: ts, message: 'new b (same ms)' },
+        { timestamp: ts, message: 'DEBUG filtered out' },
+      ]);
+      aws.logs.putLogEvents('/app/api', 'web/3', [{ timestamp: ts + 1, message: 'new api' }]);
+      aws.logs.putLogEvents('/app/api', 'worker/1', [{ timestamp: ts + 1, message: 'other stream' }]);
+      const tail = await s.events(4);
+      expect(tail.map((e) => e.message)).toEqual(['during the switch', 'new a', 'new b (same ms)', 'new api']);
+
+      // Several more polls: nothing is repeated.
+      const polls = t.services.streams.hub.polls;
+      await vi.waitFor(() => expect(t.services.streams.hub.polls).toBeGreaterThanOrEqual(polls + 3), { timeout: 5_000, interval: 20 });
+      // Anything repeated in those polls would come before the sentinel.
+      aws.logs.putLogEvents('/app/web', 'web/1', [{ timestamp: Date.now(), message: 'sentinel' }]);
+      expect((await s.events(1)).map((e) => e.message)).toEqual(['sentinel']);
+      expect(aws.callsTo('FilterLogEvents').every((c) => c.input.filterPattern === '-DEBUG')).toBe(true);
+    } finally {
+      s.close();
+    }
+    // The client left: the poller stops, and no FilterLogEvents follows.
+    await vi.waitFor(() => expect(t.services.streams.hub.activePollers).toBe(0), { timeout: 3_000, interval: 20 });
+    await vi.waitFor(() => expect(t.services.streams.activeStreams).toBe(0), { timeout: 3_000, interval: 20 });
+    const calls = aws.callsTo('FilterLogEvents').length;
+    await new Promise((r) => setTimeout(r, 400));
+    expect(aws.callsTo('FilterLogEvents').length).toBe(calls);
+  });
+});
