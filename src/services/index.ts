@@ -40,7 +40,7 @@ export interface ServiceOverrides {
 export function createServices(store: Store, config: Config, overrides: ServiceOverrides = {}): Services {
   const domainServices = createDomainServices(store.db, config, overrides.providers);
   const logBackends = createLogBackends(store.db, config, overrides.insights);
-  const awsStream = new AwsStreamSource({ clientOverrides: overrides.insights?.clientOverrides });
+  const awsStream = new AwsStreamSource({ aws: logBackends.awsClients, clientOverrides: overrides.insights?.clientOverrides });
   const streams = new LogStreamService(store.db, { local: new LocalStreamSource(store.db), aws: awsStream }, {
     pollIntervalMs: config.STREAM_POLL_INTERVAL_MS,
     keepAliveMs: config.STREAM_KEEPALIVE_MS,

@@ -2,6 +2,7 @@
 // the fake CloudWatch Logs endpoint, whose filter patterns are matched by Berth's own CloudWatch-syntax
 // compiler: merge across groups, pagination, stream selection, resume, the tail cursor, shared reads,
 // throttling and the per-account rate limiter.
+import { AwsClients } from '../../src/providers/aws/clients.js';
 import { ConfiguredRetryStrategy } from '@smithy/core/retry';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { compileFilterPattern } from '../../src/logs/filter-pattern/index.js';
@@ -55,6 +56,7 @@ const account = (id = 'acc-1', region = 'us-east-1'): CloudAccount => ({
 /** A source with a fast retry strategy; unthrottled unless the test is about the limiter. */
 function source(options: Partial<AwsStreamOptions> = {}): AwsStreamSource {
   const s = new AwsStreamSource({
+    aws: new AwsClients({ maxAttempts: 4, callTimeoutMs: 15_000 }),
     requestsPerSecond: 10_000,
     burst: 100,
     clientOverrides: { credentials: { ...FAKE_CREDENTIALS }, retryStrategy: new ConfiguredRetryStrategy(4, 5) },

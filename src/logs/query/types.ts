@@ -62,3 +62,15 @@ export interface LogQueryResult {
   missedSources: string[];
   unsupported: string[];
 }
+
+/** Targets grouped by account and region, in first-seen order: what one upstream call can cover. */
+export function byAccountAndRegion(targets: LogTarget[]): LogTarget[][] {
+  const groups = new Map<string, LogTarget[]>();
+  for (const t of targets) {
+    const key = `${t.account.id}\u0000${t.region}`;
+    const list = groups.get(key);
+    if (list === undefined) groups.set(key, [t]);
+    else list.push(t);
+  }
+  return [...groups.values()];
+}

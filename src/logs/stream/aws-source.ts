@@ -4,7 +4,7 @@ import {
   type FilterLogEventsCommandInput,
   type FilteredLogEvent,
 } from '@aws-sdk/client-cloudwatch-logs';
-import { awsClientConfig } from '../../providers/aws/client-config.js';
+import type { AwsClients } from '../../providers/aws/clients.js';
 import type { CloudAccount } from '../query/types.js';
 import { deriveLevel } from '../level.js';
 import type { HistoryCursor, StreamEvent, StreamQuery, StreamSource } from './types.js';
@@ -37,12 +37,14 @@ export interface AwsStreamOptions {
   maxPagesPerRead: number;
   /** FilterLogEvents `limit` (events per page, AWS max 10,000); unset: AWS's own (10,000 or 1 MB). */
   pageLimit?: number;
+  /** Region, endpoint, credentials and retries of each account's clients. */
+  aws: Pick<AwsClients, 'clientConfig'>;
   /** Per-client SDK overrides (tests: credentials, a fast retry strategy). */
   clientOverrides?: Record<string, unknown>;
   now?: () => number;
 }
 
-export const AWS_STREAM_DEFAULTS: AwsStreamOptions = {
+export const AWS_STREAM_DEFAULTS: Omit<AwsStreamOptions, 'aws'> = {
   requestsPerSecond: 5,
   burst: 1,
   lookbackMs: 5_000,
@@ -172,7 +174,7 @@ export class AwsStreamSource implements StreamSource<AwsCursor> {
   private readonly limiters = new Map<string, TokenBucket>();
   private readonly now: () => number;
 
-  constructor(options: Partial<AwsStreamOptions> = {}) {
+  constructor(options: Partial<AwsStreamOptions> & Pick<AwsStreamOptions, 'aws'>) {
     this.options = { ...AWS_STREAM_DEFAULTS, ...options };
     this.now = this.options.now ?? (() => Date.now());
   }
@@ -192,7 +194,7 @@ export class AwsStreamSource implements StreamSource<AwsCursor> {
     const key = `${account.id}\u0000${region}\u0000${account.endpoint ?? ''}`;
     let client = this.clients.get(key);
     if (client === undefined) {
-      client = new CloudWatchLogsClient({ ...awsClientConfig(account, region), ...this.options.clientOverrides });
+      client = new CloudWatchLogsClient({ ...this.options.aws.clientConfig(account, region), ...this.options.clientOverrides });
       const limiter = this.limiter(account, region);
       // After the retry middleware, so every attempt (a throttled retry too) takes a token; before signing, so the signature is fresh.
       const rateLimit = (next: (args: unknown) => Promise<unknown>, context: { __smithy_context?: { abortSignal?: AbortSignal } }) =>

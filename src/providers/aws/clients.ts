@@ -83,7 +83,8 @@ export class AwsClients {
     return client;
   }
 
-  private clientConfig(account: AwsAccount, region: string) {
+  /** What every SDK client of the account shares: region, endpoint override, credentials, retries. */
+  clientConfig(account: AwsAccount, region: string) {
     return {
       region,
       ...(account.endpoint !== null ? { endpoint: account.endpoint } : {}),

@@ -1,5 +1,6 @@
 import type { Config } from '../../config.js';
 import type { Db } from '../../store/db.js';
+import { AwsClients } from '../aws/clients.js';
 import { InsightsLogBackend, type InsightsOptions } from './insights.js';
 import { LocalLogBackend } from './local.js';
 import type { LogBackend } from './types.js';
@@ -7,6 +8,8 @@ import type { LogBackend } from './types.js';
 export interface LogBackends {
   local: LocalLogBackend;
   aws: InsightsLogBackend;
+  /** The SDK client settings of every account, shared with the stream source. */
+  awsClients: AwsClients;
   forProvider(provider: 'local' | 'aws'): LogBackend;
   close(): void;
 }
@@ -14,7 +17,9 @@ export interface LogBackends {
 /** One backend per provider; route code never knows which one answers. */
 export function createLogBackends(db: Db, config: Config, insights: Partial<InsightsOptions> = {}): LogBackends {
   const local = new LocalLogBackend(db);
+  const awsClients = new AwsClients({ maxAttempts: config.AWS_MAX_ATTEMPTS, callTimeoutMs: config.AWS_CALL_TIMEOUT_MS });
   const aws = new InsightsLogBackend({
+    aws: awsClients,
     maxGroupsPerQuery: config.INSIGHTS_MAX_GROUPS_PER_QUERY,
     maxConcurrentQueries: config.INSIGHTS_MAX_CONCURRENT_QUERIES,
     pollIntervalMs: config.INSIGHTS_POLL_INTERVAL_MS,
@@ -23,7 +28,11 @@ export function createLogBackends(db: Db, config: Config, insights: Partial<Insi
   return {
     local,
     aws,
+    awsClients,
     forProvider: (provider) => (provider === 'local' ? local : aws),
-    close: () => aws.close(),
+    close: () => {
+      aws.close();
+      awsClients.close();
+    },
   };
 }

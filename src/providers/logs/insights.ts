@@ -7,8 +7,8 @@ import {
 } from '@aws-sdk/client-cloudwatch-logs';
 import { compileInsightsFilter, insightsCapabilities, type FilterNode } from '../../logs/filter-tree/index.js';
 import { deriveLevel, parseJsonMessage } from '../../logs/level.js';
-import type { BackendRow, CloudAccount, LogTarget, StreamSelector } from '../../logs/query/types.js';
-import { awsClientConfig } from '../aws/client-config.js';
+import { byAccountAndRegion, type BackendRow, type CloudAccount, type LogTarget, type StreamSelector } from '../../logs/query/types.js';
+import type { AwsClients } from '../aws/clients.js';
 import { Semaphore } from './semaphore.js';
 import type { FetchRequest, FetchResult, LogBackend } from './types.js';
 
@@ -21,6 +21,8 @@ export interface InsightsOptions {
   /** Rows one query may return (AWS: 10,000). */
   maxRowsPerQuery?: number;
   /** Per-client SDK overrides (tests: a fast retry strategy). */
+  /** Region, endpoint, credentials and retries of each account's clients. */
+  aws: Pick<AwsClients, 'clientConfig'>;
   clientOverrides?: Record<string, unknown>;
 }
 
@@ -86,13 +88,8 @@ export class InsightsLogBackend implements LogBackend {
   constructor(private readonly options: InsightsOptions) {}
 
   units(targets: LogTarget[]): LogTarget[][] {
-    const byAccount = new Map<string, LogTarget[]>();
-    for (const t of targets) {
-      const key = `${t.account.id}\u0000${t.region}`;
-      byAccount.set(key, [...(byAccount.get(key) ?? []), t]);
-    }
     const units: LogTarget[][] = [];
-    for (const group of byAccount.values()) {
+    for (const group of byAccountAndRegion(targets)) {
       let unit: LogTarget[] = [];
       let groups = new Set<string>();
       for (const t of group) {
@@ -113,7 +110,7 @@ export class InsightsLogBackend implements LogBackend {
     const key = `${account.id}\u0000${region}\u0000${account.endpoint ?? ''}`;
     let client = this.clients.get(key);
     if (client === undefined) {
-      client = new CloudWatchLogsClient({ ...awsClientConfig(account, region), ...this.options.clientOverrides });
+      client = new CloudWatchLogsClient({ ...this.options.aws.clientConfig(account, region), ...this.options.clientOverrides });
       this.clients.set(key, client);
     }
     return client;

@@ -1,7 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import { compileSqlFilter, sqlCapabilities, type FilterNode } from '../../logs/filter-tree/index.js';
 import type { Level } from '../../logs/level.js';
-import type { BackendRow, LogTarget, StreamSelector } from '../../logs/query/types.js';
+import { byAccountAndRegion, type BackendRow, type LogTarget, type StreamSelector } from '../../logs/query/types.js';
 import type { Db } from '../../store/db.js';
 import type { FetchRequest, FetchResult, LogBackend } from './types.js';
 
@@ -40,13 +40,8 @@ export class LocalLogBackend implements LogBackend {
   constructor(private readonly db: Db) {}
 
   units(targets: LogTarget[]): LogTarget[][] {
-    const byAccount = new Map<string, LogTarget[]>();
-    for (const t of targets) {
-      const key = `${t.account.id}\u0000${t.region}`;
-      byAccount.set(key, [...(byAccount.get(key) ?? []), t]);
-    }
     const units: LogTarget[][] = [];
-    for (const group of byAccount.values()) {
+    for (const group of byAccountAndRegion(targets)) {
       for (let i = 0; i < group.length; i += MAX_TARGETS_PER_UNIT) units.push(group.slice(i, i + MAX_TARGETS_PER_UNIT));
     }
     return units;
