@@ -6,6 +6,7 @@
 import { resolve } from 'node:path';
 import { benchLogQuery } from './log-query.js';
 import { benchIngest } from './ingest.js';
+import { benchStreamFanout } from './stream-fanout.js';
 
 const only = process.argv[2];
 console.log(`# Berth benchmarks (node ${process.version})`);
@@ -17,3 +18,4 @@ if (!only || only === 'ingest') {
   await benchIngest();
   if (process.env.BENCH_DATABASE_URL) await benchIngest(process.env.BENCH_DATABASE_URL);
 }
+if (!only || only === 'stream') await benchStreamFanout();

@@ -144,6 +144,9 @@ export class LogStreamService {
     }
     const lastEventIdHeader = request.headers['last-event-id'];
     const resume = decodeEventId(typeof lastEventIdHeader === 'string' ? lastEventIdHeader : undefined);
+    // The id of a final message that nothing came before: where this request began (its own Last-Event-ID, else
+    // the beginning), so every message carries an id that resumes.
+    const startId = resume !== undefined ? (lastEventIdHeader as string) : encodeEventId({ p: 'h', ts: 0, e: '' });
 
     this.perPrincipal.set(caller.principalId, count + 1);
     reply.hijack();
@@ -165,7 +168,7 @@ export class LogStreamService {
       if (n <= 0) this.perPrincipal.delete(caller.principalId);
       else this.perPrincipal.set(caller.principalId, n);
       if (error !== undefined) sse.send({ event: 'error', data: renderError(error, request.id, caller.superadmin) });
-      if (final) sse.send({ id: lastId, data: { events: [], isFinal: true } });
+      if (final) sse.send({ id: lastId ?? startId, data: { events: [], isFinal: true } });
       sse.end();
     };
     const stop = () => finish(true);
