@@ -48,7 +48,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     return503OnClosing: false,
     // Long ids reach schema validation (400 naming the field) instead of the router's bare 414.
-    maxParamLength: 4096,
+    routerOptions: { maxParamLength: 4096 },
     // Router-level faults (a malformed %-escape, a bad header) answer the error object too.
     frameworkErrors: (error, request, reply) => {
       sendError(request, reply, appError(error.code === 'FST_ERR_BAD_URL' ? 'validation:request:invalid-params' : 'validation:request:invalid-headers', { description: error.message }));

@@ -149,4 +149,8 @@ CREATE TABLE log_events (
 -- per-stream index halved ingest speed for little gain.
 CREATE INDEX log_events_group_time_idx
   ON log_events (cloud_account_id, region, log_group, timestamp DESC, event_id DESC);
+-- "Show me the errors" is the filter users run most: a one-level filter is an ordered index scan,
+-- not a walk of the whole window (1M events, no match: 4.8 s → 12 ms on PGlite).
+CREATE INDEX log_events_group_level_time_idx
+  ON log_events (cloud_account_id, region, log_group, level, timestamp DESC, event_id DESC);
 CREATE UNIQUE INDEX log_events_event_id_key ON log_events (cloud_account_id, region, log_group, event_id);
