@@ -135,7 +135,11 @@ export function buildCli(): Command {
     .requiredOption('--region <region>', 'region')
     .requiredOption('--group <name>', 'log group')
     .requiredOption('--stream <name>', 'log stream')
-    .addOption(new Option('--format <format>', 'input format').choices(['auto', 'text', 'json']).default('auto'))
+    .addOption(
+      new Option('--format <format>', 'text: each line is a message; json: each line is {"message", "timestamp"?}; auto: json lines of that form, else text')
+        .choices(['auto', 'text', 'json'])
+        .default('text'),
+    )
     .option('--url <url>', 'server to send to (default: the one holding the data directory)')
     .option('--token <token>', 'bearer token for the server (default: $BERTH_TOKEN)')
     .option('--no-progress', 'no progress bar')

@@ -56,7 +56,7 @@ describe('berth logs ingest', () => {
     expect((await runCli(['seed', fixture], env)).code).toBe(0);
     const file = join(dir, 'lines.log');
     writeFileSync(file, ['ERROR first', '{"message":"second","timestamp":1700000000000}', '', '{"level":"warn","msg":"third"}'].join('\n'));
-    const direct = await runCli(['logs', 'ingest', ...target, file], env);
+    const direct = await runCli(['logs', 'ingest', ...target, '--format', 'auto', file], env);
     expect(direct.code, direct.stderr).toBe(0);
     expect(direct.stderr).toMatch(/ingested 3 events/);
 
@@ -86,6 +86,10 @@ describe('berth logs ingest', () => {
       await server.stop();
     }
   }, 180_000);
+
+  it('takes each line as the message by default, JSON lines included', () => {
+    expect(lineToEvent('{"message":"hi"}', 'text', 1)).toEqual({ message: '{"message":"hi"}' });
+  });
 
   it('refuses a non-local account with a clear message', async () => {
     const { fixture, env } = setup();
