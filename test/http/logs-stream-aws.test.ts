@@ -6,6 +6,7 @@ import { compileFilterPattern } from '../../src/logs/filter-pattern/index.js';
 import { createServices } from '../../src/services/index.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { FAKE_CREDENTIALS, startFakeAws, type FakeAws } from '../support/fake-aws/index.js';
+import type { WireEvent } from '../support/log-stream-wire.js';
 import { baseWorld, mergeWorld, ORG_A, TOKENS } from '../support/world.js';
 
 interface Frame {
@@ -13,14 +14,6 @@ interface Frame {
   event?: string;
   data?: any;
   comment?: string;
-}
-
-interface WireEvent {
-  logStreamName: string;
-  message: string;
-  timestamp: string;
-  ingestionTime: string;
-  level: string;
 }
 
 let t: TestApp;

@@ -13,6 +13,7 @@ import { LocalStreamSource } from '../../src/logs/stream/local-source.js';
 import { LogStreamService } from '../../src/logs/stream/service.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { expectError } from '../support/assertions.js';
+import type { Payload, WireEvent } from '../support/log-stream-wire.js';
 import { startServerProcess } from '../support/process.js';
 import { baseWorld, mergeWorld, ORG_A, ORG_B, TOKENS } from '../support/world.js';
 
@@ -146,17 +147,6 @@ function fixture(): Record<string, unknown> {
 // ---------------------------------------------------------------------------------------------------------------
 // Clients.
 
-interface WireEvent {
-  logStreamName: string;
-  message: string;
-  timestamp: string;
-  ingestionTime: string;
-  level: string;
-}
-interface Payload {
-  events: WireEvent[];
-  isFinal: boolean;
-}
 interface Received {
   id: string;
   data: Payload;

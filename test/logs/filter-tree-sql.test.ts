@@ -10,7 +10,9 @@ import { matches, type FilterRow } from '../../src/logs/filter-tree/evaluate.js'
 import { parseFilter } from '../../src/logs/filter-tree/parse.js';
 import { planFilter, type FilterCapabilities } from '../../src/logs/filter-tree/plan.js';
 import { PORTABLE_REGEX, POSTGRES_REGEX, emitRegex, parseRegexSubset } from '../../src/logs/filter-tree/regex-subset.js';
-import type { FilterLeaf, FilterNode, FilterScalar } from '../../src/logs/filter-tree/schema.js';
+import type { FilterNode } from '../../src/logs/filter-tree/schema.js';
+import { filterArbitraries } from '../support/filter-arbitraries.js';
+import { RawNumber, writeJson } from '../support/raw-json.js';
 
 // ---------------------------------------------------------------------------
 // One PGlite for the file; each row set is written once and queried by many trees.
@@ -58,22 +60,6 @@ afterAll(async () => {
 
 // ---------------------------------------------------------------------------
 // Rows: JSON objects written with raw number spellings, text lines, near-JSON.
-
-/** A JSON number spelled exactly so (jsonb keeps the decimal, JSON.parse rounds it). */
-class RawNumber {
-  constructor(readonly text: string) {}
-}
-
-function writeJson(value: unknown): string {
-  if (value instanceof RawNumber) return value.text;
-  if (Array.isArray(value)) return `[${value.map(writeJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    return `{${Object.entries(value)
-      .map(([k, v]) => `${JSON.stringify(k)}: ${writeJson(v)}`)
-      .join(', ')}}`;
-  }
-  return JSON.stringify(value);
-}
 
 const WORDS = ['error', 'ERROR', 'Error', 'disk', 'DISK', 'full', 'k', 'K', '\u212A', 's', 'S', '\u017F', 'straße', 'STRASSE', 'ẞ', 'é', 'É', 'Σ', 'σ', 'ς', '𐐀', '𐐨', '\uFFFD', 'timeout', '30s', 'a/b', 'x.y', '*', '\\', '"', '\n', ' ', '-', '_', '[', ']'];
 const STRINGS = ['x', 'X', 'abc', 'ab', 'ABC', '', '10', '9', 'k', '\u212A', 'é', 'É', '𐐀', '\uFFFD', 'zz', 'a\nb'];
@@ -127,51 +113,15 @@ const regexSource: fc.Arbitrary<string> = fc.letrec<{ re: string }>((tie) => {
   };
 }).re;
 
-const regexArb = fc.oneof({ weight: 6, arbitrary: regexSource }, { weight: 1, arbitrary: fc.constantFrom(...NON_SUBSET) }).filter((r) => {
-  try {
-    RE2JS.compile(r);
-    return r.length <= 512;
-  } catch {
-    return false;
-  }
+const { regexArb, treeArb } = filterArbitraries({
+  words: WORDS,
+  fragments: ['rror', 'isk f', '{"', '"a":', 'k s', ''],
+  strings: STRINGS,
+  numbers: [0, -0, 1, 1.5, 10, 2, -3, 0.1, 1e21, 1e308, -1e308, 12345678901234567000, 9007199254740992],
+  fieldPaths: ['a', 'b', 'n', 's', 'arr', 'level', 'a.b', 'a.a', 'b.c', 'missing', 'a.b.c'],
+  streams: [...STREAMS, 'web/', 'wor', 'W'],
+  regex: { source: regexSource, nonSubset: NON_SUBSET, sourceWeight: 6, maxLength: 512 },
 });
-
-const textValue = fc.oneof(fc.constantFrom(...WORDS, 'rror', 'isk f', '{"', '"a":', 'k s', ''), fc.array(fc.constantFrom(...WORDS), { maxLength: 3 }).map((w) => w.join('')));
-const filterScalar: fc.Arbitrary<FilterScalar> = fc.oneof(
-  fc.constantFrom(...STRINGS),
-  fc.constantFrom(0, -0, 1, 1.5, 10, 2, -3, 0.1, 1e21, 1e308, -1e308, 12345678901234567000, 9007199254740992),
-  fc.constantFrom(true, false, null),
-);
-const fieldPath = fc.constantFrom('a', 'b', 'n', 's', 'arr', 'level', 'a.b', 'a.a', 'b.c', 'missing', 'a.b.c');
-
-const leafArb: fc.Arbitrary<FilterLeaf> = fc.oneof(
-  fc.subarray([...LEVELS], { minLength: 1 }).map((levels) => ({ kind: 'level' as const, levels })),
-  fc.record(
-    { kind: fc.constant('text' as const), op: fc.constantFrom('contains' as const, 'equals' as const, 'startsWith' as const), value: textValue, caseSensitive: fc.boolean() },
-    { requiredKeys: ['kind', 'op', 'value'] },
-  ),
-  fc.record({ kind: fc.constant('text' as const), op: fc.constant('regex' as const), value: regexArb, caseSensitive: fc.boolean() }, { requiredKeys: ['kind', 'op', 'value'] }),
-  fc.record({ kind: fc.constant('field' as const), path: fieldPath, op: fc.constant('exists' as const) }),
-  fc.record({ kind: fc.constant('field' as const), path: fieldPath, op: fc.constantFrom('eq' as const, 'neq' as const, 'contains' as const), value: filterScalar }),
-  fc.record({
-    kind: fc.constant('field' as const),
-    path: fieldPath,
-    op: fc.constantFrom('gt' as const, 'gte' as const, 'lt' as const, 'lte' as const),
-    value: filterScalar.filter((v): v is string | number => typeof v === 'string' || typeof v === 'number'),
-  }),
-  fc.record({ kind: fc.constant('field' as const), path: fieldPath, op: fc.constant('in' as const), value: fc.array(filterScalar, { minLength: 1, maxLength: 4 }) }),
-  fc.record({ kind: fc.constant('stream' as const), op: fc.constantFrom('equals' as const, 'prefix' as const), value: fc.constantFrom(...STREAMS, 'web/', 'wor', 'W') }),
-);
-
-const treeArb: fc.Arbitrary<FilterNode> = fc.letrec<{ node: FilterNode }>((tie) => ({
-  node: fc.oneof(
-    { depthSize: 'small', maxDepth: 4, withCrossShrink: true },
-    leafArb,
-    fc.constant({ kind: 'all' as const }),
-    fc.record({ kind: fc.constantFrom('and' as const, 'or' as const), nodes: fc.array(tie('node'), { minLength: 1, maxLength: 3 }) }),
-    fc.record({ kind: fc.constant('not' as const), node: tie('node') }),
-  ),
-})).node;
 
 // ---------------------------------------------------------------------------
 

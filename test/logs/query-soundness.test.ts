@@ -6,12 +6,11 @@
 // what Insights would), so what is tested is Berth's own in-process layer, merge and paging.
 import { ConfiguredRetryStrategy } from '@smithy/core/retry';
 import fc from 'fast-check';
-import { RE2JS } from 're2js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Caller } from '../../src/auth/caller.js';
 import { loadConfig } from '../../src/config.js';
 import { loadFixture } from '../../src/fixtures/load.js';
-import { matches, parseFilter, type FilterLeaf, type FilterNode, type FilterScalar } from '../../src/logs/filter-tree/index.js';
+import { matches, parseFilter, type FilterNode } from '../../src/logs/filter-tree/index.js';
 import { deriveLevel, LEVELS, parseJsonMessage } from '../../src/logs/level.js';
 import { insertLocalEvents } from '../../src/logs/local-events.js';
 import { newerFirst } from '../../src/logs/query/merge.js';
@@ -23,6 +22,9 @@ import { openStore, type Store } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { insightsPtr, startFakeAws, type FakeAws, type QueryHandler } from '../support/fake-aws/index.js';
+import { filterArbitraries } from '../support/filter-arbitraries.js';
+import { logSource } from '../support/log-source.js';
+import { RawNumber, writeJson } from '../support/raw-json.js';
 import { baseWorld, mergeWorld, ORG_A } from '../support/world.js';
 
 const T = Date.UTC(2024, 0, 15, 12, 0, 0);
@@ -36,20 +38,6 @@ const PROPERTY_TIMEOUT_MS = 180_000;
 // ---------------------------------------------------------------------------------------------
 // Rows: JSON objects with raw number spellings and level fields, text lines with level tokens, odd
 // messages; few streams and a 31-millisecond range, so ties are everywhere.
-
-class RawNumber {
-  constructor(readonly text: string) {}
-}
-function writeJson(value: unknown): string {
-  if (value instanceof RawNumber) return value.text;
-  if (Array.isArray(value)) return `[${value.map(writeJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    return `{${Object.entries(value)
-      .map(([k, v]) => `${JSON.stringify(k)}: ${writeJson(v)}`)
-      .join(', ')}}`;
-  }
-  return JSON.stringify(value);
-}
 
 const WORDS = ['error', 'ERROR', 'Error', 'disk', 'DISK', 'full', 'k', 'K', '\u212A', 's', 'S', '\u017F', 'straße', 'é', 'É', 'Σ', 'σ', 'ς', '𐐀', 'timeout', '30s', 'a/b', 'x.y', '*', '\\', '"', '\n', ' ', '-', '_', '[', ']'];
 const STRINGS = ['x', 'X', 'abc', 'ab', '', '10', '9', 'k', '\u212A', 'é', '𐐀', 'info', 'ERROR', 'warn', 'debug', 'a\nb'];
@@ -86,50 +74,15 @@ const regexSource = fc
     fc.constantFrom('', '', '$'),
   )
   .map(([a, body, z]) => a + body.join('') + z);
-const regexArb = fc.oneof({ weight: 5, arbitrary: regexSource }, { weight: 1, arbitrary: fc.constantFrom(...NON_SUBSET) }).filter((r) => {
-  try {
-    RE2JS.compile(r);
-    return true;
-  } catch {
-    return false;
-  }
+const { treeArb } = filterArbitraries({
+  words: WORDS,
+  fragments: ['rror', 'isk f', '{"', '"a":', 'info', ''],
+  strings: STRINGS,
+  numbers: [0, -0, 1, 1.5, 10, 2, -3, 0.1, 30, 50, 1e21, 12345678901234567000],
+  fieldPaths: ['a', 'b', 'n', 's', 'arr', 'level', 'msg', 'a.b', 'b.a', 'missing', 'a.b.c'],
+  streams: [...STREAMS, 'web/', 'wor', 'W', ''],
+  regex: { source: regexSource, nonSubset: NON_SUBSET, sourceWeight: 5 },
 });
-const textValue = fc.oneof(fc.constantFrom(...WORDS, 'rror', 'isk f', '{"', '"a":', 'info', ''), fc.array(fc.constantFrom(...WORDS), { maxLength: 3 }).map((w) => w.join('')));
-const filterScalar: fc.Arbitrary<FilterScalar> = fc.oneof(
-  fc.constantFrom(...STRINGS),
-  fc.constantFrom(0, -0, 1, 1.5, 10, 2, -3, 0.1, 30, 50, 1e21, 12345678901234567000),
-  fc.constantFrom(true, false, null),
-);
-const fieldPath = fc.constantFrom('a', 'b', 'n', 's', 'arr', 'level', 'msg', 'a.b', 'b.a', 'missing', 'a.b.c');
-
-const leafArb: fc.Arbitrary<FilterLeaf> = fc.oneof(
-  fc.subarray([...LEVELS], { minLength: 1 }).map((levels) => ({ kind: 'level' as const, levels })),
-  fc.record(
-    { kind: fc.constant('text' as const), op: fc.constantFrom('contains' as const, 'equals' as const, 'startsWith' as const), value: textValue, caseSensitive: fc.boolean() },
-    { requiredKeys: ['kind', 'op', 'value'] },
-  ),
-  fc.record({ kind: fc.constant('text' as const), op: fc.constant('regex' as const), value: regexArb, caseSensitive: fc.boolean() }, { requiredKeys: ['kind', 'op', 'value'] }),
-  fc.record({ kind: fc.constant('field' as const), path: fieldPath, op: fc.constant('exists' as const) }),
-  fc.record({ kind: fc.constant('field' as const), path: fieldPath, op: fc.constantFrom('eq' as const, 'neq' as const, 'contains' as const), value: filterScalar }),
-  fc.record({
-    kind: fc.constant('field' as const),
-    path: fieldPath,
-    op: fc.constantFrom('gt' as const, 'gte' as const, 'lt' as const, 'lte' as const),
-    value: filterScalar.filter((v): v is string | number => typeof v === 'string' || typeof v === 'number'),
-  }),
-  fc.record({ kind: fc.constant('field' as const), path: fieldPath, op: fc.constant('in' as const), value: fc.array(filterScalar, { minLength: 1, maxLength: 4 }) }),
-  fc.record({ kind: fc.constant('stream' as const), op: fc.constantFrom('equals' as const, 'prefix' as const), value: fc.constantFrom(...STREAMS, 'web/', 'wor', 'W', '') }),
-);
-
-const treeArb: fc.Arbitrary<FilterNode> = fc.letrec<{ node: FilterNode }>((tie) => ({
-  node: fc.oneof(
-    { depthSize: 'small', maxDepth: 4, withCrossShrink: true },
-    leafArb,
-    fc.constant({ kind: 'all' as const }),
-    fc.record({ kind: fc.constantFrom('and' as const, 'or' as const), nodes: fc.array(tie('node'), { minLength: 1, maxLength: 3 }) }),
-    fc.record({ kind: fc.constant('not' as const), node: tie('node') }),
-  ),
-})).node;
 
 const caseArb = fc.record({
   filter: treeArb,
@@ -178,7 +131,6 @@ beforeAll(async () => {
   database = await createTestDatabase();
   store = await openStore(database.target);
   await migrate(store);
-  const source = (id: string, cloudAccountId: string, logGroup: string) => ({ id, kind: 'ui.logs', cloudAccountId, region: 'us-east-1', logGroup });
   await loadFixture(
     store.db,
     mergeWorld(baseWorld(), {
@@ -193,7 +145,7 @@ beforeAll(async () => {
           id: 'mi-sound',
           environmentId: 'env',
           name: 'sound',
-          logSources: Array.from({ length: SETS }, (_, k) => [source(`l${k}`, 'acc-local', `/local/${k}`), source(`a${k}`, 'acc-aws', `/aws/${k}`)]).flat(),
+          logSources: Array.from({ length: SETS }, (_, k) => [logSource(`l${k}`, 'acc-local', `/local/${k}`), logSource(`a${k}`, 'acc-aws', `/aws/${k}`)]).flat(),
         },
       ],
     }),

@@ -1,10 +1,10 @@
-import { ConfiguredRetryStrategy } from '@smithy/core/retry';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AwsClients, type AwsAccount } from '../../src/providers/aws/clients.js';
+import type { AwsAccount, AwsClients } from '../../src/providers/aws/clients.js';
 import { AcmCertificateAuthority, mapAcmStatus } from '../../src/providers/certificates/aws.js';
 import type { StoredCertificate } from '../../src/providers/certificates/types.js';
-import { ProviderError } from '../../src/providers/errors.js';
 import { FAKE_CREDENTIALS, startFakeAws, type AcmCertificateStatus, type FakeAws } from '../support/fake-aws/index.js';
+import { startFakeAwsClients, stopFakeAwsClients } from '../support/fake-aws-clients.js';
+import { providerFailure } from '../support/provider-failure.js';
 
 let aws: FakeAws;
 let clients: AwsClients;
@@ -33,30 +33,12 @@ const stored = (arn: string | null, extra: Partial<StoredCertificate> = {}): Sto
   ...extra,
 });
 
-async function failure(p: Promise<unknown>): Promise<ProviderError> {
-  try {
-    await p;
-  } catch (error) {
-    expect(error).toBeInstanceOf(ProviderError);
-    return error as ProviderError;
-  }
-  throw new Error('expected a ProviderError');
-}
-
 beforeEach(async () => {
-  aws = await startFakeAws();
-  clients = new AwsClients({
-    maxAttempts: 3,
-    callTimeoutMs: 5_000,
-    retryStrategy: new ConfiguredRetryStrategy(3, 5),
-    credentials: { ...FAKE_CREDENTIALS },
-  });
+  ({ aws, clients } = await startFakeAwsClients());
 });
 
 afterEach(async () => {
-  clients.close();
-  expect(aws.unexpectedErrors).toEqual([]);
-  await aws.close();
+  await stopFakeAwsClients(aws, clients);
 });
 
 describe('ACM certificate authority', () => {
@@ -120,26 +102,26 @@ describe('ACM certificate authority', () => {
   it('gives up on throttling after the configured attempts with a ProviderError naming the AWS code', async () => {
     const cert = aws.acm.addCertificate({ domainName: 'app.example.com' }, 'eu-west-1');
     aws.failNext('DescribeCertificate', { code: 'ThrottlingException', times: 5 });
-    const error = await failure(authority().describe(stored(cert.arn)));
+    const error = await providerFailure(authority().describe(stored(cert.arn)));
     expect(error).toMatchObject({ service: 'certificate-authority', provider: 'aws', details: { operation: 'DescribeCertificate', awsCode: 'ThrottlingException', httpStatus: 400 } });
     expect(error.message).toBe('AWS DescribeCertificate failed after 3 attempts: ThrottlingException: Rate exceeded');
     expect(aws.callsTo('DescribeCertificate')).toHaveLength(3);
   });
 
   it('turns a missing certificate, a bad ARN, a server error and an unreachable endpoint into ProviderErrors', async () => {
-    const missing = await failure(authority().describe(stored('arn:aws:acm:eu-west-1:123456789012:certificate/nope')));
+    const missing = await providerFailure(authority().describe(stored('arn:aws:acm:eu-west-1:123456789012:certificate/nope')));
     expect(missing.details.awsCode).toBe('ResourceNotFoundException');
     expect(aws.callsTo('DescribeCertificate')).toHaveLength(1);
 
     aws.failNext('DescribeCertificate', { code: 'InternalFailure', times: 3 });
     const cert = aws.acm.addCertificate({ domainName: 'app.example.com' }, 'eu-west-1');
-    expect((await failure(authority().describe(stored(cert.arn)))).details).toMatchObject({ awsCode: 'InternalFailure', httpStatus: 500 });
+    expect((await providerFailure(authority().describe(stored(cert.arn)))).details).toMatchObject({ awsCode: 'InternalFailure', httpStatus: 500 });
 
-    expect((await failure(authority().describe(stored(null)))).message).toMatch(/no ACM ARN/);
+    expect((await providerFailure(authority().describe(stored(null)))).message).toMatch(/no ACM ARN/);
 
     const gone = await startFakeAws();
     await gone.close();
-    const unreachable = await failure(authority(account({ id: 'gone', endpoint: gone.endpoint })).describe(stored(cert.arn)));
+    const unreachable = await providerFailure(authority(account({ id: 'gone', endpoint: gone.endpoint })).describe(stored(cert.arn)));
     expect(unreachable.message).toMatch(/^AWS DescribeCertificate could not be reached/);
   });
 
@@ -155,7 +137,7 @@ describe('ACM certificate authority', () => {
     const issued = aws.sts.issued[0]!;
     expect(aws.callsTo('DescribeCertificate').map((c) => c.accessKeyId)).toEqual([issued.accessKeyId, issued.accessKeyId]);
 
-    const denied = await failure(authority(account({ id: 'acct-wrong', roleArn, externalId: 'wrong' })).describe(stored(cert.arn)));
+    const denied = await providerFailure(authority(account({ id: 'acct-wrong', roleArn, externalId: 'wrong' })).describe(stored(cert.arn)));
     expect(denied.message).toMatch(/AccessDenied/);
   });
 });

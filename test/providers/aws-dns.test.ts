@@ -1,9 +1,9 @@
-import { ConfiguredRetryStrategy } from '@smithy/core/retry';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AwsClients, type AwsAccount } from '../../src/providers/aws/clients.js';
+import type { AwsAccount, AwsClients } from '../../src/providers/aws/clients.js';
 import { Route53DnsZone } from '../../src/providers/dns/aws.js';
-import { ProviderError } from '../../src/providers/errors.js';
-import { FAKE_CREDENTIALS, startFakeAws, type FakeAws } from '../support/fake-aws/index.js';
+import type { FakeAws } from '../support/fake-aws/index.js';
+import { startFakeAwsClients, stopFakeAwsClients } from '../support/fake-aws-clients.js';
+import { providerFailure } from '../support/provider-failure.js';
 
 let aws: FakeAws;
 let clients: AwsClients;
@@ -13,30 +13,12 @@ function zone(): Route53DnsZone {
   return new Route53DnsZone(clients.route53(account), 5_000);
 }
 
-async function failure(p: Promise<unknown>): Promise<ProviderError> {
-  try {
-    await p;
-  } catch (error) {
-    expect(error).toBeInstanceOf(ProviderError);
-    return error as ProviderError;
-  }
-  throw new Error('expected a ProviderError');
-}
-
 beforeEach(async () => {
-  aws = await startFakeAws();
-  clients = new AwsClients({
-    maxAttempts: 3,
-    callTimeoutMs: 5_000,
-    retryStrategy: new ConfiguredRetryStrategy(3, 5),
-    credentials: { ...FAKE_CREDENTIALS },
-  });
+  ({ aws, clients } = await startFakeAwsClients());
 });
 
 afterEach(async () => {
-  clients.close();
-  expect(aws.unexpectedErrors).toEqual([]);
-  await aws.close();
+  await stopFakeAwsClients(aws, clients);
 });
 
 describe('Route 53 DNS zone', () => {
@@ -76,13 +58,13 @@ describe('Route 53 DNS zone', () => {
   });
 
   it('fails with a ProviderError, writing nothing, when no zone holds the name or Route 53 refuses the batch', async () => {
-    const none = await failure(zone().upsert([{ name: '_a.nowhere.example', type: 'CNAME', value: 'x.example' }]));
+    const none = await providerFailure(zone().upsert([{ name: '_a.nowhere.example', type: 'CNAME', value: 'x.example' }]));
     expect(none).toMatchObject({ service: 'dns-zone', provider: 'aws' });
     expect(none.message).toMatch(/No public Route 53 hosted zone/);
 
     const id = aws.route53.createHostedZone('example.com');
     aws.route53.putRecord(id, { name: 'taken.example.com', type: 'A', ttl: 60, values: ['192.0.2.1'] });
-    const refused = await failure(
+    const refused = await providerFailure(
       zone().upsert([
         { name: '_ok.example.com', type: 'CNAME', value: 'x.example.com' },
         { name: 'taken.example.com', type: 'CNAME', value: 'y.example.com' },
@@ -92,7 +74,7 @@ describe('Route 53 DNS zone', () => {
     expect(aws.route53.findRecord('_ok.example.com', 'CNAME')).toBeUndefined();
 
     aws.failNext('ListHostedZonesByName', { code: 'AccessDenied', status: 403 });
-    expect((await failure(zone().upsert([{ name: '_c.example.com', type: 'CNAME', value: 'x.example.com' }]))).details.awsCode).toBe('AccessDenied');
+    expect((await providerFailure(zone().upsert([{ name: '_c.example.com', type: 'CNAME', value: 'x.example.com' }]))).details.awsCode).toBe('AccessDenied');
   });
 
   it('leaves checks to public DNS', async () => {

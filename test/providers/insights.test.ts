@@ -20,9 +20,10 @@ import {
   type QueryHandler,
   type StoredLogEvent,
 } from '../support/fake-aws/index.js';
+import { logSource } from '../support/log-source.js';
+import { expectLogsInsightsOk, LOGS_INSIGHTS_PATH as PATH, type LogsInsightsResult as Result, type LogsInsightsRow as Row } from '../support/logs-insights-api.js';
 import { baseWorld, mergeWorld, ORG_A, TOKENS } from '../support/world.js';
 
-const PATH = '/cloud/logs/logs-insights';
 const T0 = Date.UTC(2024, 0, 15, 12, 0, 0);
 const START = '2024-01-15T11:00:00Z';
 const END = '2024-01-15T13:00:00Z';
@@ -94,14 +95,6 @@ function put(group: string, stream: string, offset: number, message: string) {
 const APP_LEVELS = ['INFO', 'INFO', 'ERROR', 'DEBUG', 'INFO', 'WARN', 'INFO', 'ERROR'];
 
 function fixture(endpoint: string): Record<string, unknown> {
-  const source = (id: string, cloudAccountId: string, logGroup: string, extra: Record<string, unknown> = {}) => ({
-    id,
-    kind: 'ui.logs',
-    cloudAccountId,
-    region: 'us-east-1',
-    logGroup,
-    ...extra,
-  });
   const aws = (id: string) => ({ id, organizationId: ORG_A, provider: 'aws', region: 'us-east-1', endpoint });
   return mergeWorld(baseWorld(), {
     cloudAccounts: [aws('acc-aws'), aws('acc-aws2'), aws('acc-aws3'), { id: 'acc-local', organizationId: ORG_A, provider: 'local', region: 'us-east-1' }],
@@ -116,17 +109,17 @@ function fixture(endpoint: string): Record<string, unknown> {
         id: 'mi-aws',
         environmentId: 'env-mixed',
         name: 'aws',
-        logSources: [source('app', 'acc-aws', '/aws/app'), source('jobs', 'acc-aws', '/aws/jobs', { logStreamPrefix: 'job/' })],
+        logSources: [logSource('app', 'acc-aws', '/aws/app'), logSource('jobs', 'acc-aws', '/aws/jobs', { logStreamPrefix: 'job/' })],
       },
-      { id: 'mi-broken', environmentId: 'env-mixed', name: 'broken', logSources: [source('broken', 'acc-aws2', '/aws/broken')] },
-      { id: 'mi-local', environmentId: 'env-mixed', name: 'local', logSources: [source('app', 'acc-local', '/local/app')] },
+      { id: 'mi-broken', environmentId: 'env-mixed', name: 'broken', logSources: [logSource('broken', 'acc-aws2', '/aws/broken')] },
+      { id: 'mi-local', environmentId: 'env-mixed', name: 'local', logSources: [logSource('app', 'acc-local', '/local/app')] },
       {
         id: 'mi-many',
         environmentId: 'env-many',
         name: 'many',
-        logSources: Array.from({ length: 120 }, (_, i) => source(`g${String(i).padStart(3, '0')}`, 'acc-aws', `/many/g${String(i).padStart(3, '0')}`)),
+        logSources: Array.from({ length: 120 }, (_, i) => logSource(`g${String(i).padStart(3, '0')}`, 'acc-aws', `/many/g${String(i).padStart(3, '0')}`)),
       },
-      { id: 'mi-slow', environmentId: 'env-slow', name: 'slow', logSources: [source('slow', 'acc-aws3', '/aws/slow')] },
+      { id: 'mi-slow', environmentId: 'env-slow', name: 'slow', logSources: [logSource('slow', 'acc-aws3', '/aws/slow')] },
     ],
     deploymentResources: [
       {
@@ -204,33 +197,10 @@ beforeEach(() => {
   fake.logs.options.queryPollsBeforeFinal = 1;
 });
 
-interface Row {
-  timestamp: number;
-  level: string;
-  message: string;
-  logStream: string;
-  sourceId: string;
-  logSourceId: string;
-  eventId?: string;
-}
-interface Result {
-  rows: Row[];
-  resultCount: number;
-  nextEndTimeMs: number;
-  partial: boolean;
-  missedSources: string[];
-  unsupported: string[];
-}
-
 const query = (body: Record<string, unknown>): Promise<TestResponse<Result>> =>
   t.request<Result>('POST', PATH, { token: TOKENS.viewer, body: { startTime: START, endTime: END, ...body } });
 
-function ok(res: TestResponse<Result>): Result {
-  expect({ status: res.status, body: res.status === 200 ? undefined : res.body }).toEqual({ status: 200, body: undefined });
-  expect(res.body.resultCount).toBe(res.body.rows.length);
-  for (let i = 1; i < res.body.rows.length; i++) expect(res.body.rows[i - 1]!.timestamp).toBeGreaterThanOrEqual(res.body.rows[i]!.timestamp);
-  return res.body;
-}
+const ok = expectLogsInsightsOk;
 
 const startQueries = () => fake.callsTo('StartQuery').filter((c) => c.status === 200);
 const appEvents = () => [...stored.values()].filter((e) => e.logGroupName === '/aws/app');
