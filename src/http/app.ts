@@ -97,7 +97,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => (json.$id as string | undefined) ?? `def-${i}` },
   });
-  installMetrics(app);
+  installMetrics(app, services.streams);
 
   await app.register(healthRoutes, { store, isAcceptingTraffic: deps.isAcceptingTraffic ?? (() => true) });
 

@@ -1,10 +1,38 @@
 import type { FastifyInstance } from 'fastify';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { LogStreamService } from '../logs/stream/service.js';
 
-/** Prometheus metrics at GET /metrics, labelled by each route's operationId. */
-export function installMetrics(app: FastifyInstance): void {
+/** Prometheus metrics at GET /metrics: requests by each route's operationId, and the log streams. */
+export function installMetrics(app: FastifyInstance, streams?: LogStreamService): void {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  if (streams !== undefined) {
+    new Gauge({
+      name: 'berth_log_streams_active',
+      help: 'Open log streams (server-sent events)',
+      registers: [registry],
+      collect() {
+        this.set(streams.activeStreams);
+      },
+    });
+    new Gauge({
+      name: 'berth_log_stream_pollers_active',
+      help: 'Shared upstream pollers of live tails',
+      registers: [registry],
+      collect() {
+        this.set(streams.hub.activePollers);
+      },
+    });
+    new Counter({
+      name: 'berth_log_stream_upstream_polls_total',
+      help: 'Upstream reads made for live tails (one per poller per interval, whatever the subscribers)',
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(streams.hub.polls);
+      },
+    });
+  }
   const duration = new Histogram({
     name: 'berth_http_request_duration_seconds',
     help: 'HTTP request duration by operation and status',

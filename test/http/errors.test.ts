@@ -103,3 +103,15 @@ describe('the error catalogue', () => {
     for (const code of Object.keys(CATALOGUE)) expect(code).toMatch(/^[a-z0-9]+(-[a-z0-9]+)*(:[a-z0-9]+(-[a-z0-9]+)*){2}$/);
   });
 });
+
+describe('GET /metrics', () => {
+  it('serves Prometheus metrics by operation, without authentication', async () => {
+    await t.request('GET', '/module-categories', { token: TOKENS.owner });
+    const res = await t.request('GET', '/metrics');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect(res.text).toMatch(/berth_http_request_duration_seconds_bucket\{[^}]*operation="listModuleCategories"/);
+    expect(res.text).toMatch(/^berth_log_streams_active 0$/m);
+    expect(res.text).toMatch(/^berth_log_stream_upstream_polls_total \d+$/m);
+  });
+});
