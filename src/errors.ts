@@ -44,6 +44,9 @@ export const CATALOGUE = {
   'http:route:not-found': { status: 404, message: 'No such route.' },
   'http:method:not-allowed': { status: 405, message: 'The method is not allowed on this route.' },
   'http:request:rate-limited': { status: 429, message: 'Too many requests.' },
+  'http:request:headers-too-large': { status: 431, message: 'The request headers are too large.' },
+  'http:request:malformed': { status: 400, message: 'The request is not valid HTTP/1.1.' },
+  'http:request:timeout': { status: 408, message: 'The request was not received in time.' },
   'auth:token:missing': { status: 401, message: 'A bearer token is required.' },
   'auth:token:invalid': { status: 401, message: 'The bearer token is invalid, expired or revoked.' },
   'auth:permission:denied': { status: 403, message: 'You do not have permission to do this.' },
@@ -100,6 +103,11 @@ export type ErrorCode = keyof typeof CATALOGUE;
 export interface AppErrorOptions {
   message?: string;
   description?: string;
+  /**
+   * Shown to superadmins instead of `description`: it may name internal endpoints or network
+   * errors, which nobody else may see (DESIGN §5).
+   */
+  internalDescription?: string;
   action?: ErrorAction;
   details?: ErrorDetail[];
   metadata?: Record<string, unknown>;
@@ -114,6 +122,7 @@ export class AppError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly description?: string;
+  readonly internalDescription?: string;
   readonly action?: ErrorAction;
   readonly details?: ErrorDetail[];
   readonly metadata?: Record<string, unknown>;
@@ -126,6 +135,7 @@ export class AppError extends Error {
     this.code = code;
     this.status = CATALOGUE[code].status;
     this.description = options.description;
+    this.internalDescription = options.internalDescription;
     this.action = options.action;
     this.details = options.details;
     this.metadata = options.metadata;
@@ -145,11 +155,13 @@ export function listDetail(title: string, items: string[]): ErrorDetail {
 
 /**
  * Renders an AppError as the spec's error object. Internal errors carry
- * `isInternal` and `metadata` only when the caller is a superadmin.
+ * `isInternal` and `metadata`, and any error its `internalDescription`, only when the caller is a
+ * superadmin.
  */
 export function renderError(error: AppError, requestId: string, superadmin: boolean): ErrorBody {
   const body: ErrorBody = { code: error.code, message: error.message };
-  if (error.description !== undefined) body.description = error.description;
+  const description = superadmin ? (error.internalDescription ?? error.description) : error.description;
+  if (description !== undefined) body.description = description;
   if (error.action !== undefined) body.action = error.action;
   if (error.details !== undefined && error.details.length > 0) body.details = error.details;
   if (error.internal) {

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import { buildApp } from './http/app.js';
+import { loggerOptions } from './http/log-serializers.js';
 import { openConfiguredStore, type OpenedStore } from './runtime.js';
 import { createServices, type Services } from './services/index.js';
 
@@ -32,10 +33,7 @@ export async function startServer(config: Config, options: ServeOptions = {}): P
       store: opened.store,
       services,
       isAcceptingTraffic: () => accepting,
-      logger: {
-        level: config.LOG_LEVEL,
-        redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' },
-      },
+      logger: loggerOptions(config.LOG_LEVEL),
     });
     const url = await app.listen({ port: config.PORT, host: config.HOST });
     opened.lock?.update({ url });

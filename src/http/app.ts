@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -8,7 +7,14 @@ import { appError } from '../errors.js';
 import type { Services } from '../services/index.js';
 import type { Store } from '../store/db.js';
 import { authHook } from './auth.js';
-import { installErrorHandling, sendError } from './error-handler.js';
+import {
+  answerClientError,
+  answerFrameworkError,
+  installErrorHandling,
+  MAX_PARAM_LENGTH,
+  newRequestId,
+  SECURITY_HEADERS,
+} from './error-handler.js';
 import { installMetrics } from './metrics.js';
 import { ErrorSchema } from './schemas/common.js';
 import { validatorCompiler } from '../validation.js';
@@ -42,22 +48,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestIdHeader: false,
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];
-      return typeof incoming === 'string' && INCOMING_REQUEST_ID.test(incoming)
-        ? incoming
-        : `req_${randomBytes(12).toString('base64url')}`;
+      return typeof incoming === 'string' && INCOMING_REQUEST_ID.test(incoming) ? incoming : newRequestId();
     },
     return503OnClosing: false,
     // Long ids reach schema validation (400 naming the field) instead of the router's bare 414.
-    routerOptions: { maxParamLength: 4096 },
-    // Router-level faults (a malformed %-escape, a bad header) answer the error object too.
-    frameworkErrors: (error, request, reply) => {
-      sendError(request, reply, appError(error.code === 'FST_ERR_BAD_URL' ? 'validation:request:invalid-params' : 'validation:request:invalid-headers', { description: error.message }));
-    },
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // Router-level faults (a malformed %-escape, an overlong parameter) answer the error object too.
+    frameworkErrors: answerFrameworkError,
+    clientErrorHandler: answerClientError,
     ajv: { customOptions: { removeAdditional: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorateRequest('caller', null);
-  // Every route registered, for the test that checks the OpenAPI document covers them all.
+  // Every route registered: read by the 405's Allow header and by the test that the OpenAPI document covers them all.
   const routes: { method: string; url: string }[] = [];
   app.decorate('berthRoutes', routes);
   app.addHook('onRoute', (route) => {
@@ -66,6 +69,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    reply.headers(SECURITY_HEADERS);
   });
 
   // Only JSON bodies; an empty body is no body (bodyless POSTs from curl -H content-type).
@@ -80,7 +84,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
   });
 
-  installErrorHandling(app);
+  installErrorHandling(app, routes);
   app.addSchema(ErrorSchema);
   await app.register(swagger, {
     openapi: {

@@ -15,6 +15,8 @@ const BEARER = /^Bearer[ \t]+([\x21-\x7e]{1,1024})[ \t]*$/i;
 /** onRequest hook for the authenticated scope: resolves the bearer token or answers 401. */
 export function authHook(db: Db) {
   return async function requireCaller(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+    // Node keeps only the first Authorization header; a proxy in front may have honoured another.
+    if (countHeader(request.raw.rawHeaders, 'authorization') > 1) throw appError('auth:token:invalid');
     const header = request.headers.authorization;
     if (header === undefined || header.trim() === '') throw appError('auth:token:missing');
     const match = BEARER.exec(header);
@@ -24,6 +26,12 @@ export function authHook(db: Db) {
     request.caller = caller;
     request.log = request.log.child({ principalId: caller.principalId, keyId: caller.keyId });
   };
+}
+
+function countHeader(rawHeaders: string[], name: string): number {
+  let count = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]!.toLowerCase() === name) count += 1;
+  return count;
 }
 
 /** The authenticated caller; only call inside the authenticated scope. */

@@ -56,3 +56,19 @@ export function awsFailure(service: ProviderService, operation: string, error: u
         : `AWS ${operation} could not be reached: ${message}`;
   return new ProviderError(service, 'aws', text, details, { cause: error });
 }
+
+const SERVICE_NAMES: Record<ProviderService, string> = {
+  'certificate-authority': 'certificate authority',
+  'dns-zone': 'DNS zone',
+};
+
+/**
+ * What a caller other than a superadmin may read about a ProviderError. Built only from the
+ * operation and AWS's error code: a message, from AWS or the network stack, may name an internal
+ * endpoint ("connect ECONNREFUSED 10.0.0.7:443"), which DESIGN §5 keeps from them.
+ */
+export function publicDescription(error: ProviderError): string {
+  const { operation, awsCode } = error.details;
+  if (error.provider === 'aws' && awsCode !== undefined) return `AWS ${operation} failed: ${awsCode}.`;
+  return `The ${error.provider === 'aws' ? 'AWS' : 'local'} ${SERVICE_NAMES[error.service]} failed during ${operation}.`;
+}

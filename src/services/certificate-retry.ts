@@ -5,7 +5,7 @@ import type { RecordChecker } from '../domains/record-checker.js';
 import { appError, type AppError } from '../errors.js';
 import type { CertificateAuthority, CertificateState, CertificateStatus, StoredCertificate } from '../providers/certificates/types.js';
 import type { DnsZone } from '../providers/dns/types.js';
-import { ProviderError } from '../providers/errors.js';
+import { ProviderError, publicDescription } from '../providers/errors.js';
 import type { Providers } from '../providers/index.js';
 import type { Db } from '../store/db.js';
 import type { CertificatesTable } from '../store/schema.js';
@@ -219,7 +219,8 @@ function toStored(row: CertificateRow): StoredCertificate {
 
 function providerFailure(code: 'certificates:authority:failed' | 'certificates:dns-zone:failed', error: ProviderError): AppError {
   return appError(code, {
-    description: error.message,
+    description: publicDescription(error),
+    internalDescription: error.message,
     metadata: { provider: error.provider, ...error.details },
     cause: error,
   });

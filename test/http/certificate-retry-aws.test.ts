@@ -109,7 +109,7 @@ describe('retry-validation with the aws providers (ACM, Route 53)', () => {
     aws.failNext('DescribeCertificate', { code: 'ThrottlingException', times: 3 });
     const res = await retry('cert-acm-5');
     expectError(res, 502, 'certificates:authority:failed');
-    expect(res.body.description).toBe('AWS DescribeCertificate failed after 3 attempts: ThrottlingException: Rate exceeded');
+    expect(res.body.description).toBe('AWS DescribeCertificate failed: ThrottlingException.');
     expect(await stored('cert-acm-5')).toEqual(before);
     expect(aws.callsTo('ChangeResourceRecordSets')).toHaveLength(0);
 
@@ -117,6 +117,7 @@ describe('retry-validation with the aws providers (ACM, Route 53)', () => {
     const denied = await retry('cert-acm-5', TOKENS.superadmin);
     expectError(denied, 502, 'certificates:authority:failed');
     expect(denied.body.metadata).toMatchObject({ provider: 'aws', operation: 'DescribeCertificate', awsCode: 'AccessDeniedException' });
+    expect(denied.body.description).toBe('AWS DescribeCertificate failed: AccessDeniedException: not allowed');
   });
 
   it('answers 502 certificates:dns-zone:failed when Route 53 refuses the change, leaving the certificate as it was', async () => {
@@ -124,7 +125,7 @@ describe('retry-validation with the aws providers (ACM, Route 53)', () => {
     aws.failNext('ChangeResourceRecordSets', { code: 'InvalidChangeBatch', message: 'RRSet conflicts' });
     const res = await retry('cert-acm-5');
     expectError(res, 502, 'certificates:dns-zone:failed');
-    expect(res.body.description).toBe('AWS ChangeResourceRecordSets failed: InvalidChangeBatch: RRSet conflicts');
+    expect(res.body.description).toBe('AWS ChangeResourceRecordSets failed: InvalidChangeBatch.');
     expect(await stored('cert-acm-5')).toEqual(before);
     // The lease was released: the next retry works.
     expect((await retry('cert-acm-5')).status).toBe(200);

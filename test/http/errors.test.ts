@@ -14,9 +14,9 @@ beforeAll(async () => {
 afterAll(async () => t.close());
 
 describe('the error model', () => {
-  it('answers unknown routes with 404 and the error object', async () => {
+  it('answers unknown routes with 404, and another method on a known path with 405', async () => {
     expectError(await t.request('GET', '/nope'), 404, 'http:route:not-found');
-    expectError(await t.request('DELETE', '/module-categories', { token: TOKENS.owner }), 404, 'http:route:not-found');
+    expectError(await t.request('DELETE', '/module-categories', { token: TOKENS.owner }), 405, 'http:method:not-allowed');
   });
 
   it('answers malformed JSON with 400', async () => {
