@@ -36,6 +36,14 @@ export const ConfigSchema = Type.Object({
   /** How long a certificate validation retry may hold its lease before another replica may take over. */
   CERTIFICATE_RETRY_LEASE_MS: Int(1_000, 3_600_000, 60_000),
   LOG_QUERY_SOURCE_TIMEOUT_MS: Int(100, 600_000, 20_000),
+  /** Upper bound on a whole log query: past it, the sources still running are stopped and reported missed. */
+  LOG_QUERY_DEADLINE_MS: Int(100, 600_000, 30_000),
+  /** Bind parameters one SQL statement built from a request may carry (PostgreSQL's hard limit: 65,535; PGlite breaks at 32,767). */
+  MAX_SQL_PARAMS: Int(64, 30_000, 2_000),
+  /** Characters of SQL text one statement built from a request may carry. */
+  MAX_SQL_BYTES: Int(4_096, 16 * 1024 * 1024, 256 * 1024),
+  /** Server-side limit on any statement on PostgreSQL (`statement_timeout`); migrations are exempt. */
+  DB_STATEMENT_TIMEOUT_MS: Int(100, 3_600_000, 60_000),
   LOG_QUERY_CONCURRENCY: Int(1, 256, 8),
   INSIGHTS_MAX_GROUPS_PER_QUERY: Int(1, 50, 50),
   INSIGHTS_MAX_CONCURRENT_QUERIES: Int(1, 100, 30),

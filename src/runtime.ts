@@ -1,17 +1,19 @@
 import { resolve } from 'node:path';
 import type { Config } from './config.js';
 import { acquireLock, type DataDirLock } from './store/data-dir-lock.js';
-import { openStore, type Store, type StoreTarget } from './store/db.js';
+import { openStore, type Store, type StoreOptions, type StoreTarget } from './store/db.js';
 import { migrate } from './store/migrate.js';
 
 export interface OpenOptions {
   memory?: boolean;
   /** Skip the data-directory lock (only for read-only inspection). */
   lock?: boolean;
+  /** Errors of idle PostgreSQL connections, for the log (see {@link StoreOptions.onError}). */
+  onPoolError?: (error: Error) => void;
 }
 
 export function storeTarget(config: Config, memory = false): StoreTarget {
-  if (config.DATABASE_URL !== undefined) return { kind: 'postgres', url: config.DATABASE_URL };
+  if (config.DATABASE_URL !== undefined) return { kind: 'postgres', url: config.DATABASE_URL, statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS };
   return memory ? { kind: 'pglite' } : { kind: 'pglite', dataDir: resolve(config.BERTH_DATA_DIR) };
 }
 
@@ -26,7 +28,7 @@ export async function openConfiguredStore(config: Config, options: OpenOptions =
   const target = storeTarget(config, options.memory);
   const lock = target.kind === 'pglite' && target.dataDir !== undefined && options.lock !== false ? acquireLock(target.dataDir) : null;
   try {
-    const store = await openStore(target);
+    const store = await openStore(target, { onError: options.onPoolError });
     await migrate(store);
     let closed = false;
     return {

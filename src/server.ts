@@ -21,10 +21,17 @@ export interface RunningServer {
 }
 
 export async function startServer(config: Config, options: ServeOptions = {}): Promise<RunningServer> {
-  const opened = await openConfiguredStore(config, { memory: options.memory });
+  let app: FastifyInstance | undefined;
+  const opened = await openConfiguredStore(config, {
+    memory: options.memory,
+    // An idle PostgreSQL connection that fails is replaced by the pool; log it (on stderr until the app's logger exists).
+    onPoolError: (error) => {
+      if (app) app.log.error({ err: error }, 'idle database connection failed');
+      else process.stderr.write(`berth: idle database connection failed: ${error.message}\n`);
+    },
+  });
   let accepting = true;
   let services: Services | undefined;
-  let app: FastifyInstance | undefined;
   try {
     await options.prepare?.(opened);
     services = createServices(opened.store, config);

@@ -5,7 +5,11 @@ import { SingleBar, Presets } from 'cli-progress';
 import type { Config } from '../config.js';
 import { openConfiguredStore } from '../runtime.js';
 import { readLock } from '../store/data-dir-lock.js';
+import { AppError } from '../errors.js';
+import { IngestTimestampSchema } from '../http/routes/log-ingest.js';
+import { epochMsOf } from '../logs/query/time.js';
 import { LogIngestService, MAX_EVENTS_PER_INGEST, type IngestEvent, type IngestTarget } from '../services/log-ingest.js';
+import { strictAjv } from '../validation.js';
 import { CliError } from './cli-error.js';
 
 export interface IngestOptions {
@@ -24,6 +28,9 @@ const MAX_BATCH_BYTES = 900 * 1024;
 
 type Sink = (events: IngestEvent[]) => Promise<void>;
 
+/** The route's own rule, so a line is refused here with its number instead of a whole batch by the server. */
+const isTimestamp = strictAjv.compile(IngestTimestampSchema);
+
 /** One line → one event. JSON lines of the form {message, timestamp?} carry their own time. */
 export function lineToEvent(line: string, format: IngestOptions['format'], lineNo: number): IngestEvent {
   if (format === 'text') return { message: line };
@@ -39,6 +46,12 @@ export function lineToEvent(line: string, format: IngestOptions['format'], lineN
     const keys = v !== null && typeof v === 'object' ? Object.keys(v) : [];
     const isEvent = typeof v?.message === 'string' && keys.every((k) => k === 'message' || k === 'timestamp');
     if (isEvent && (v.timestamp === undefined || typeof v.timestamp === 'number' || typeof v.timestamp === 'string')) {
+      if (v.timestamp !== undefined && !(isTimestamp(v.timestamp) && !Number.isNaN(epochMsOf(v.timestamp as number | string)))) {
+        throw new CliError(
+          `line ${lineNo}: timestamp ${JSON.stringify(v.timestamp)} must be epoch milliseconds or an RFC 3339 date-time ` +
+            'from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z',
+        );
+      }
       return { message: v.message as string, timestamp: v.timestamp as number | string | undefined };
     }
     if (format === 'json') throw new CliError(`line ${lineNo}: expected {"message": …, "timestamp"?: …}`);
@@ -55,10 +68,16 @@ async function serverSink(url: string, token: string, target: IngestTarget): Pro
       body: JSON.stringify({ ...target, events }),
     });
     if (response.status !== 202) {
-      const body = (await response.json().catch(() => ({}))) as { code?: string; message?: string; description?: string };
-      throw new CliError(`server answered ${response.status} ${body.code ?? ''}: ${body.message ?? ''} ${body.description ?? ''}`.trim());
+      const body = (await response.json().catch(() => ({}))) as { code?: string; message?: string; description?: string; details?: { items?: string[] }[] };
+      throw new CliError(`server answered ${response.status} ${body.code ?? ''}: ${describeFailure(body)}`.trim());
     }
   };
+}
+
+/** An error object as one line, with the fields its details name. */
+function describeFailure(e: { message?: string; description?: string; details?: readonly { items?: string[] }[] }): string {
+  const items = (e.details ?? []).flatMap((d) => d.items ?? []);
+  return [e.message, e.description, ...items].filter((part) => part !== undefined && part !== '').join(' ');
 }
 
 export async function ingestCommand(config: Config, file: string | undefined, opts: IngestOptions): Promise<void> {
@@ -81,7 +100,7 @@ export async function ingestCommand(config: Config, file: string | undefined, op
     const service = new LogIngestService(opened.store.db);
     sink = async (events) => {
       await service.ingest(null, target, events).catch((error: unknown) => {
-        throw new CliError((error as Error).message);
+        throw new CliError(error instanceof AppError ? describeFailure(error) : (error as Error).message);
       });
     };
     close = () => opened.close();

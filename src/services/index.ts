@@ -39,7 +39,7 @@ export interface ServiceOverrides {
 
 export function createServices(store: Store, config: Config, overrides: ServiceOverrides = {}): Services {
   const domainServices = createDomainServices(store.db, config, overrides.providers);
-  const logBackends = createLogBackends(store.db, config, overrides.insights);
+  const logBackends = createLogBackends(store, config, overrides.insights);
   const awsStream = new AwsStreamSource({ aws: logBackends.awsClients, clientOverrides: overrides.insights?.clientOverrides });
   const streams = new LogStreamService(store.db, { local: new LocalStreamSource(store.db), aws: awsStream }, {
     pollIntervalMs: config.STREAM_POLL_INTERVAL_MS,
@@ -48,13 +48,15 @@ export function createServices(store: Store, config: Config, overrides: ServiceO
     maxDurationMs: config.STREAM_MAX_DURATION_MS,
     batchSize: config.STREAM_BATCH_SIZE,
   });
+  const logs = new LogQueryService(store.db, logBackends.forProvider, {
+    sourceTimeoutMs: config.LOG_QUERY_SOURCE_TIMEOUT_MS,
+    deadlineMs: config.LOG_QUERY_DEADLINE_MS,
+    concurrency: config.LOG_QUERY_CONCURRENCY,
+  });
   return {
     streams,
     logBackends,
-    logs: new LogQueryService(store.db, logBackends.forProvider, {
-      sourceTimeoutMs: config.LOG_QUERY_SOURCE_TIMEOUT_MS,
-      concurrency: config.LOG_QUERY_CONCURRENCY,
-    }),
+    logs,
     organizations: new OrganizationService(store.db),
     categories: new ModuleCategoryService(store.db),
     ingest: new LogIngestService(store.db),
@@ -62,6 +64,7 @@ export function createServices(store: Store, config: Config, overrides: ServiceO
     nameAvailability: domainServices.nameAvailability,
     certificates: domainServices.certificates,
     close: async () => {
+      logs.close();
       streams.close();
       awsStream.close();
       logBackends.close();

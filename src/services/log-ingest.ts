@@ -1,6 +1,7 @@
 import { canRead, canWrite, type Caller } from '../auth/caller.js';
 import { appError } from '../errors.js';
 import { insertLocalEvents, newEventId } from '../logs/local-events.js';
+import { epochMsOf, invalidTime } from '../logs/query/time.js';
 import type { Db } from '../store/db.js';
 
 export const MAX_EVENTS_PER_INGEST = 10_000;
@@ -14,7 +15,7 @@ export interface IngestTarget {
 
 export interface IngestEvent {
   message: string;
-  /** Epoch ms or ISO 8601; default now. */
+  /** Epoch ms or an RFC 3339 date-time, in [0, MAX_TIME_MS]; default now. */
   timestamp?: number | string;
 }
 
@@ -23,6 +24,15 @@ export class LogIngestService {
   constructor(private readonly db: Db) {}
 
   async ingest(caller: Caller | null, target: IngestTarget, events: IngestEvent[]): Promise<number> {
+    const now = Date.now();
+    // Checked before anything is read, like the route's schema: the schema bounds integers, but an ISO
+    // string's offset can still carry it past the range (and the CLI calls this without the route).
+    const timestamps = events.map((e, i) => {
+      if (e.timestamp === undefined) return now;
+      const ms = epochMsOf(e.timestamp);
+      if (Number.isNaN(ms)) throw invalidTime(`body.events[${i}].timestamp`);
+      return ms;
+    });
     const account = await this.db
       .selectFrom('cloud_accounts')
       .select(['organization_id', 'provider'])
@@ -39,23 +49,16 @@ export class LogIngestService {
     if (events.length > MAX_EVENTS_PER_INGEST) {
       throw appError('logs:ingest:too-large', { description: `At most ${MAX_EVENTS_PER_INGEST} events per request.` });
     }
-    const now = Date.now();
-    const rows = events.map((e, i) => {
-      const timestamp = e.timestamp === undefined ? now : typeof e.timestamp === 'number' ? e.timestamp : Date.parse(e.timestamp);
-      if (!Number.isFinite(timestamp)) {
-        throw appError('validation:request:invalid-body', { description: `events[${i}].timestamp is not a valid time` });
-      }
-      return {
-        cloudAccountId: target.accountId,
-        region: target.region,
-        logGroup: target.logGroup,
-        logStream: target.logStream,
-        timestamp,
-        message: e.message,
-        ingestionTime: now,
-        eventId: newEventId(timestamp),
-      };
-    });
+    const rows = events.map((e, i) => ({
+      cloudAccountId: target.accountId,
+      region: target.region,
+      logGroup: target.logGroup,
+      logStream: target.logStream,
+      timestamp: timestamps[i]!,
+      message: e.message,
+      ingestionTime: now,
+      eventId: newEventId(timestamps[i]!),
+    }));
     await insertLocalEvents(this.db, rows, now);
     return rows.length;
   }

@@ -79,11 +79,22 @@ describe('planFilter', () => {
     expect(plan.exact).toBe(false);
   });
 
-  it('plans for the local store: everything pushed but regexes outside the portable subset', () => {
+  it('plans for the local store: everything pushed but regexes, which run in process behind their required literals', () => {
     const local = capabilitiesFor('local');
-    expect(planFilter({ kind: 'and', nodes: [level, regex] }, local)).toMatchObject({ exact: true, unsupported: [] });
-    const plan = planFilter({ kind: 'and', nodes: [level, { kind: 'text', op: 'regex', value: '\\bdisk\\b' }] }, local);
-    expect(plan).toMatchObject({ pushed: level, exact: false, unsupported: [] });
+    const plan = planFilter({ kind: 'and', nodes: [level, { kind: 'text', op: 'regex', value: 'disk (full|gone)' }] }, local);
+    expect(plan).toMatchObject({ exact: false, unsupported: [] });
+    // Case-insensitive: every exact spelling of the longest piece with at most 4 of them ("isk " has k, K and the Kelvin sign).
+    const spellings = ['DI', 'Di', 'dI', 'di'].map((value) => ({ kind: 'text', op: 'contains', value, caseSensitive: true }));
+    expect(plan.pushed).toEqual({ kind: 'and', nodes: [level, { kind: 'or', nodes: spellings }] });
+    const exact = planFilter({ kind: 'text', op: 'regex', value: 'disk (full|gone)', caseSensitive: true }, local);
+    expect(exact.pushed).toEqual({ kind: 'text', op: 'contains', value: 'disk ', caseSensitive: true });
+    // A regex without a required literal leaves nothing for the database to look for.
+    expect(planFilter({ kind: 'and', nodes: [level, { kind: 'text', op: 'regex', value: '\\bdisk\\b' }] }, local)).toMatchObject({
+      pushed: level,
+      exact: false,
+    });
+    // Under a not, the regex relaxes to FALSE: not FALSE is TRUE, and the and keeps only the level.
+    expect(planFilter({ kind: 'and', nodes: [level, { kind: 'not', node: { kind: 'text', op: 'regex', value: 'disk' } }] }, local).pushed).toEqual(level);
   });
 });
 

@@ -177,8 +177,8 @@ beforeAll(async () => {
   }
 
   const config = loadConfig({}, { LOG_LEVEL: 'silent', INSIGHTS_POLL_INTERVAL_MS: 10 });
-  backends = createLogBackends(store.db, config, { clientOverrides: { retryStrategy: new ConfiguredRetryStrategy(3, 5) } });
-  service = new LogQueryService(store.db, backends.forProvider, { sourceTimeoutMs: 15_000, concurrency: 4 });
+  backends = createLogBackends(store, config, { clientOverrides: { retryStrategy: new ConfiguredRetryStrategy(3, 5) } });
+  service = new LogQueryService(store.db, backends.forProvider, { sourceTimeoutMs: 15_000, deadlineMs: 60_000, concurrency: 4 });
 });
 
 afterAll(async () => {
@@ -310,7 +310,7 @@ describe('LogQueryService with backends that misbehave', () => {
   const req = (): LogQueryRequest => ({ startTime: T, endTime: T + 30, logSourceKeys: ['mi-sound::l0', 'mi-sound::a1', 'mi-sound::a2'] });
 
   it('reports a source that never answers, and ignores its abort signal, once its timeout passes', async () => {
-    const hung = new LogQueryService(store.db, withStubAws(stub(() => new Promise(() => undefined))), { sourceTimeoutMs: 500, concurrency: 4 });
+    const hung = new LogQueryService(store.db, withStubAws(stub(() => new Promise(() => undefined))), { sourceTimeoutMs: 500, deadlineMs: 60_000, concurrency: 4 });
     const started = Date.now();
     const result = await hung.query(caller, req());
     expect(Date.now() - started).toBeLessThan(3_000);
@@ -320,7 +320,7 @@ describe('LogQueryService with backends that misbehave', () => {
   });
 
   it('reports a source whose backend throws; the others answer', async () => {
-    const failing = new LogQueryService(store.db, withStubAws(stub(() => Promise.reject(new Error('boom')))), { sourceTimeoutMs: 5_000, concurrency: 4 });
+    const failing = new LogQueryService(store.db, withStubAws(stub(() => Promise.reject(new Error('boom')))), { sourceTimeoutMs: 5_000, deadlineMs: 60_000, concurrency: 4 });
     const result = await failing.query(caller, req());
     expect(result).toMatchObject({ partial: true, unsupported: [] });
     expect(result.missedSources.sort()).toEqual(['/aws/1', '/aws/2']);

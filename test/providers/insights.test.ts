@@ -64,6 +64,8 @@ function windowOf(queryString: string): [number, number] {
 interface Behaviour {
   status?: FinalQueryStatus;
   pollsBeforeFinal?: number;
+  /** Replace the @timestamp of the first row by something that is no time. */
+  garbleFirstTimestamp?: string;
 }
 const behaviour = new Map<string, Behaviour>();
 let maxRunning = 0;
@@ -76,8 +78,12 @@ const handler: QueryHandler = (q, ctx) => {
   const events = ctx
     .eventsInWindow()
     .filter((e) => e.timestamp >= lo && e.timestamp <= hi && (restrictions === undefined || (restrictions.get(e.logGroupName)?.(e.logStreamName) ?? false)));
-  const b = q.logGroupNames.map((g) => behaviour.get(g)).find((x) => x !== undefined) ?? {};
-  return { rows: events.slice(0, q.limit ?? 10_000).map((e) => ctx.toRow(e)), recordsMatched: events.length, ...b };
+  const { garbleFirstTimestamp, ...b } = q.logGroupNames.map((g) => behaviour.get(g)).find((x) => x !== undefined) ?? {};
+  const rows = events.slice(0, q.limit ?? 10_000).map((e) => ctx.toRow(e));
+  if (garbleFirstTimestamp !== undefined && rows[0] !== undefined) {
+    rows[0] = rows[0].map((f) => (f.field === '@timestamp' ? { ...f, value: garbleFirstTimestamp } : f));
+  }
+  return { rows, recordsMatched: events.length, ...b };
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -435,7 +441,7 @@ describe('failures', () => {
 
   it('sends StopQuery when the per-source timeout fires, and reports the source missed', async () => {
     behaviour.set('/aws/slow', { pollsBeforeFinal: 1_000_000 });
-    const service = new LogQueryService(t.store.db, t.services.logBackends.forProvider, { sourceTimeoutMs: 500, concurrency: 4 });
+    const service = new LogQueryService(t.store.db, t.services.logBackends.forProvider, { sourceTimeoutMs: 500, deadlineMs: 60_000, concurrency: 4 });
     const caller: Caller = { principalId: 'p-viewer', keyId: 'k-viewer', superadmin: false, keyOrganizationId: ORG_A, memberships: new Map([[ORG_A, 'viewer']]) };
     const started = Date.now();
     const result = await service.query(caller, { startTime: START, endTime: END, logSourceKeys: ['mi-slow::slow', 'mi-local::app'] });
@@ -446,6 +452,63 @@ describe('failures', () => {
     await vi.waitFor(() => expect(fake.callsTo('StopQuery').map((c) => c.input.queryId)).toEqual([slow.queryId]));
     expect(fake.logs.query(slow.queryId)!.status).toBe('Cancelled');
     expect(fake.callsTo('GetQueryResults').filter((c) => c.input.queryId === slow.queryId).length).toBeGreaterThan(1);
+  });
+});
+
+describe('truthful answers (issue 8)', () => {
+  const caller: Caller = { principalId: 'p-viewer', keyId: 'k-viewer', superadmin: false, keyOrganizationId: ORG_A, memberships: new Map([[ORG_A, 'viewer']]) };
+
+  it('makes a source partial when Insights returns a row whose @timestamp cannot be read, and keeps its other rows', async () => {
+    behaviour.set('/aws/app', { garbleFirstTimestamp: '15/01/2024 12:00' });
+    const result = ok(await query({ logSourceKeys: ['mi-aws::app', 'mi-local::app'] }));
+    expect(result).toMatchObject({ partial: true, missedSources: ['/aws/app'] });
+    expect(result.rows.filter((r) => r.sourceId === 'mi-aws')).toHaveLength(39);
+    expect(result.rows.filter((r) => r.sourceId === 'mi-local')).toHaveLength(2);
+  });
+
+  it('stops the Insights query (StopQuery) when the client goes away', async () => {
+    behaviour.set('/aws/slow', { pollsBeforeFinal: 1_000_000 });
+    const started = Date.now();
+    const aborted = new AbortController();
+    const pending = fetch(`${t.url}${PATH}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKENS.viewer}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ startTime: START, endTime: END, logSourceKeys: ['mi-slow::slow'] }),
+      signal: aborted.signal,
+    }).catch(() => undefined);
+    await vi.waitFor(() => expect(fake.logs.queries().some((q) => q.logGroupNames[0] === '/aws/slow' && q.createdAt >= started)).toBe(true));
+    aborted.abort();
+    await pending;
+    const slow = fake.logs.queries().find((q) => q.logGroupNames[0] === '/aws/slow' && q.createdAt >= started)!;
+    await vi.waitFor(() => expect(fake.callsTo('StopQuery').map((c) => c.input.queryId)).toEqual([slow.queryId]));
+    // Well before the 20 s source timeout: the client leaving stopped it.
+    expect(Date.now() - started).toBeLessThan(5_000);
+    const polls = fake.callsTo('GetQueryResults').filter((c) => c.input.queryId === slow.queryId).length;
+    await new Promise((r) => setTimeout(r, 200));
+    expect(fake.callsTo('GetQueryResults').filter((c) => c.input.queryId === slow.queryId).length).toBe(polls);
+  });
+
+  it('answers partial at the request deadline, with the running query stopped', async () => {
+    behaviour.set('/aws/slow', { pollsBeforeFinal: 1_000_000 });
+    const service = new LogQueryService(t.store.db, t.services.logBackends.forProvider, { sourceTimeoutMs: 60_000, deadlineMs: 400, concurrency: 4 });
+    const started = Date.now();
+    const result = await service.query(caller, { startTime: START, endTime: END, logSourceKeys: ['mi-slow::slow', 'mi-local::app'] });
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(result).toMatchObject({ partial: true, missedSources: ['/aws/slow'] });
+    expect(result.rows.map((r) => r.message)).toEqual(['ERROR local failure', 'INFO local line']);
+    await vi.waitFor(() => expect(fake.callsTo('StopQuery')).toHaveLength(1));
+  });
+
+  it('stops every running query at shutdown (close)', async () => {
+    behaviour.set('/aws/slow', { pollsBeforeFinal: 1_000_000 });
+    const service = new LogQueryService(t.store.db, t.services.logBackends.forProvider, { sourceTimeoutMs: 60_000, deadlineMs: 60_000, concurrency: 4 });
+    const started = Date.now();
+    const pending = service.query(caller, { startTime: START, endTime: END, logSourceKeys: ['mi-slow::slow'] });
+    await vi.waitFor(() => expect(fake.logs.runningQueries().length).toBeGreaterThan(0));
+    service.close();
+    expect(await pending).toMatchObject({ partial: true, missedSources: ['/aws/slow'] });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    await vi.waitFor(() => expect(fake.callsTo('StopQuery')).toHaveLength(1));
   });
 });
 

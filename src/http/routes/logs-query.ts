@@ -1,12 +1,13 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { callerOf } from '../auth.js';
-import { errorResponses, IdSchema } from '../schemas/common.js';
+import { errorResponses, IdSchema, Text } from '../schemas/common.js';
 import { LEVELS } from '../../logs/level.js';
 import { MAX_LIMIT, type LogQueryService } from '../../logs/query/service.js';
+import { MAX_TIME_MS } from '../../logs/query/time.js';
 
-const Time = Type.Union([Type.String({ minLength: 1, maxLength: 40 }), Type.Integer({ minimum: 0 })], {
-  description: 'ISO 8601, or epoch milliseconds (number or digit string)',
+const Time = Type.Union([Text({ minLength: 1, maxLength: 40 }), Type.Integer({ minimum: 0, maximum: MAX_TIME_MS })], {
+  description: 'ISO 8601, or epoch milliseconds (number or digit string), from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z',
 });
 
 export const LogQueryBody = Type.Object(
@@ -15,7 +16,7 @@ export const LogQueryBody = Type.Object(
     endTime: Time,
     environmentId: Type.Optional(IdSchema),
     moduleInstanceIds: Type.Optional(Type.Array(IdSchema, { maxItems: 500 })),
-    logSourceKeys: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 300 }), { maxItems: 500 })),
+    logSourceKeys: Type.Optional(Type.Array(Text({ minLength: 1, maxLength: 300 }), { maxItems: 500 })),
     deploymentResourceId: Type.Optional(IdSchema),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: 1000 })),
     complete: Type.Optional(Type.Boolean()),
@@ -70,6 +71,18 @@ export const logQueryRoutes: FastifyPluginAsyncTypebox<{ logs: LogQueryService }
         response: { 200: LogQueryResponse, ...errorResponses(403, 404, 413, 415, 422) },
       },
     },
-    async (request) => logs.query(callerOf(request), request.body, request.log),
+    async (request, reply) => {
+      // The client hanging up stops every statement and upstream query the request started.
+      const gone = new AbortController();
+      const onClose = () => {
+        if (!reply.raw.writableFinished) gone.abort(new Error('the client closed the connection'));
+      };
+      reply.raw.once('close', onClose);
+      try {
+        return await logs.query(callerOf(request), request.body, { signal: gone.signal, log: request.log });
+      } finally {
+        reply.raw.off('close', onClose);
+      }
+    },
   );
 };

@@ -1,4 +1,4 @@
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type, type StringOptions, type TSchema } from '@sinclair/typebox';
 
 export const ErrorSchema = Type.Object(
   {
@@ -35,7 +35,20 @@ export function errorResponses(...statuses: number[]): Record<number, TSchema> {
   return out;
 }
 
+/**
+ * Text PostgreSQL can store: no U+0000 (text cannot hold it) and no lone surrogate (UTF-8 cannot encode
+ * one, so the drivers would silently store U+FFFD instead). Ajv compiles patterns with the `u` flag: a
+ * surrogate pair is one code point, so emoji and other astral characters pass.
+ */
+export const STORABLE_TEXT_PATTERN = '^[^\\u0000\\ud800-\\udfff]*$';
+
+/** A printable name (ids, log groups and streams): no control character, no lone surrogate. */
+export const PRINTABLE_NAME_PATTERN = '^[^\\u0000-\\u001f\\u007f\\ud800-\\udfff]+$';
+
+/** A request string that can reach the database: a schema failure (400 naming the field) instead of a 500. */
+export const Text = (options: Omit<StringOptions, 'pattern'> = {}) => Type.String({ ...options, pattern: STORABLE_TEXT_PATTERN });
+
 /** An id in a path or query: 1–128 printable characters. */
-export const IdSchema = Type.String({ minLength: 1, maxLength: 128, pattern: '^[^\\u0000-\\u001f\\u007f]+$' });
+export const IdSchema = Type.String({ minLength: 1, maxLength: 128, pattern: PRINTABLE_NAME_PATTERN });
 
 export const DataOf = <T extends TSchema>(schema: T) => Type.Object({ data: schema }, { additionalProperties: false });

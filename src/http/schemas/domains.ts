@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { IdSchema } from './common.js';
+import { IdSchema, Text } from './common.js';
 
 const DateTime = Type.String({ format: 'date-time' });
 
@@ -71,14 +71,14 @@ export const ListDomainsQuery = Type.Object(
   {
     moduleInstanceId: IdSchema,
     limit: Type.Integer({ minimum: 1, maximum: 100, default: 25 }),
-    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'nextCursor of the previous page' })),
+    cursor: Type.Optional(Text({ minLength: 1, maxLength: 2048, description: 'nextCursor of the previous page' })),
   },
   { additionalProperties: false },
 );
 
 export const NameAvailabilityQuery = Type.Object(
   {
-    name: Type.String({ maxLength: 4096, description: 'Any case, trailing dot and IDN allowed; `*.` for a wildcard' }),
+    name: Text({ maxLength: 4096, description: 'Any case, trailing dot and IDN allowed; `*.` for a wildcard' }),
     moduleInstanceId: Type.Optional(IdSchema),
   },
   { additionalProperties: false },

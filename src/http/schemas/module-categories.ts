@@ -1,14 +1,15 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { Text } from './common.js';
 
 export const GIVEN_ID_PATTERN = '^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$';
 
 export const NewModuleCategorySchema = Type.Object(
   {
     givenId: Type.String({ pattern: GIVEN_ID_PATTERN, description: 'A slug, unique in the organization' }),
-    name: Type.String({ minLength: 1, maxLength: 100 }),
+    name: Text({ minLength: 1, maxLength: 100 }),
     sortOrder: Type.Integer({ minimum: -2147483648, maximum: 2147483647 }),
-    description: Type.Optional(Type.String({ maxLength: 2000 })),
-    icon: Type.Optional(Type.String({ maxLength: 512 })),
+    description: Type.Optional(Text({ maxLength: 2000 })),
+    icon: Type.Optional(Text({ maxLength: 512 })),
   },
   { additionalProperties: false },
 );

@@ -1,9 +1,17 @@
-import { sql, type RawBuilder } from 'kysely';
-import { hasCaseVariants } from './case-fold.js';
+import {
+  DummyDriver,
+  Kysely,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  sql,
+  type RawBuilder,
+} from 'kysely';
+import { foldClass, hasCaseVariants } from './case-fold.js';
 import type { FilterCapabilities } from './plan.js';
-import { simplifyFilter } from './plan.js';
-import { POSTGRES_REGEX, emitRegex, literalRegex, parseRegexSubset, type RegexAst } from './regex-subset.js';
-import type { FieldNode, FilterLeaf, FilterNode, FilterScalar, TextNode } from './schema.js';
+import { relax, simplifyFilter } from './plan.js';
+import { POSTGRES_REGEX, emitRegex, literalRegex, requiredLiterals, type RegexAst } from './regex-subset.js';
+import { TRUE, isLeaf, type FieldNode, type FilterLeaf, type FilterNode, type FilterScalar, type TextNode } from './schema.js';
 
 /**
  * Column names of the event table. `message`, `level` and `log_stream` must
@@ -36,27 +44,69 @@ function double(x: RawBuilder<unknown>): RawBuilder<number> {
          ELSE ((${x})::numeric)::float8 END END)`;
 }
 
-function textRegex(node: TextNode): RegexAst | undefined {
-  const caseInsensitive = node.caseSensitive !== true;
-  if (node.op === 'regex') return parseRegexSubset(node.value, caseInsensitive);
-  const literal = literalRegex(node.value, caseInsensitive);
+function textRegex(node: TextNode): RegexAst {
+  const literal = literalRegex(node.value, node.caseSensitive !== true);
   const bol: RegexAst = { t: 'bol' };
   const eol: RegexAst = { t: 'eol' };
   if (node.op === 'contains') return literal;
   return { t: 'seq', items: node.op === 'equals' ? [bol, literal, eol] : [bol, literal] };
 }
 
-/** Whether `compileSqlFilter` can say this leaf exactly: all but regexes outside the portable subset. */
+/**
+ * Whether `compileSqlFilter` can say this leaf exactly: every leaf but a user's regex. A regex never
+ * runs in PostgreSQL's backtracking engine (DESIGN §6): it is evaluated with RE2 in process, and
+ * only its required literals (`regexPrefilter`) narrow the rows the database returns.
+ */
 export function canPushToSql(leaf: FilterLeaf): boolean {
-  if (leaf.kind !== 'text' || leaf.op !== 'regex') return true;
-  const ast = textRegex(leaf);
-  return ast !== undefined && emitRegex(ast, POSTGRES_REGEX) !== undefined;
+  return !(leaf.kind === 'text' && leaf.op === 'regex');
+}
+
+/** Literals the database may look for before RE2 runs: at most this many, the longest. */
+const MAX_PREFILTER_LITERALS = 3;
+/** Exact spellings one case-insensitive literal may expand to (each a `strpos`, much cheaper than a regex). */
+const MAX_CASE_VARIANTS = 4;
+
+/**
+ * The longest piece of `literal` whose case variants number at most MAX_CASE_VARIANTS, as every
+ * exact spelling of it: a case-insensitive match of the literal contains one of them.
+ */
+function caseVariants(literal: string): string[] {
+  const classes = [...literal].map((ch) => foldClass(ch.codePointAt(0)!).map((cp) => String.fromCodePoint(cp)));
+  let best: [number, number] = [0, 0];
+  for (let i = 0, j = 0, product = 1; j < classes.length; j++) {
+    product *= classes[j]!.length;
+    while (product > MAX_CASE_VARIANTS) product /= classes[i++]!.length;
+    if (j + 1 - i > best[1] - best[0]) best = [i, j + 1];
+  }
+  let variants = [''];
+  for (const members of classes.slice(best[0], best[1])) variants = variants.flatMap((v) => members.map((m) => v + m));
+  return variants.filter((v) => v !== '');
+}
+
+/**
+ * A pushable filter every row matching a regex leaf also matches, made of `strpos` tests only:
+ * the regex's required literals (a match contains each of them; case-insensitively, one of the
+ * exact spellings of a piece of each), or TRUE when it has none.
+ */
+export function regexPrefilter(leaf: FilterLeaf): FilterNode {
+  if (leaf.kind !== 'text' || leaf.op !== 'regex') return TRUE;
+  const caseSensitive = leaf.caseSensitive === true;
+  const contains = (value: string): FilterNode => ({ kind: 'text', op: 'contains', value, caseSensitive: true });
+  const pieces = requiredLiterals(leaf.value)
+    .map((literal) => (caseSensitive ? [literal] : caseVariants(literal)))
+    .filter((spellings) => spellings.length > 0)
+    .sort((a, b) => b[0]!.length - a[0]!.length)
+    .slice(0, MAX_PREFILTER_LITERALS);
+  const nodes = pieces.map((spellings): FilterNode => (spellings.length === 1 ? contains(spellings[0]!) : { kind: 'or', nodes: spellings.map(contains) }));
+  if (nodes.length === 0) return TRUE;
+  return nodes.length === 1 ? nodes[0]! : { kind: 'and', nodes };
 }
 
 export const sqlCapabilities: FilterCapabilities = {
   backend: 'the local log store',
   canPush: canPushToSql,
   canApplyInProcess: () => true,
+  prefilter: regexPrefilter,
 };
 
 class SqlCompiler {
@@ -94,15 +144,17 @@ class SqlCompiler {
       if (node.op === 'equals') return sql<boolean>`(${message} = ${node.value})`;
       return sql<boolean>`starts_with(${message}, ${node.value})`;
     }
-    const ast = textRegex(node);
-    const pattern = ast && emitRegex(ast, POSTGRES_REGEX);
-    if (pattern === undefined) throw new Error(`compileSqlFilter: regex ${JSON.stringify(node.value)} is not pushable; plan the filter first`);
+    if (node.op === 'regex') throw new Error('compileSqlFilter: a regex is never pushed to SQL; plan the filter first');
+    // A literal spelled as folding-class brackets: no repetition, nothing for an engine to backtrack on.
+    const pattern = emitRegex(textRegex(node), POSTGRES_REGEX);
+    if (pattern === undefined) throw new Error(`compileSqlFilter: cannot spell ${JSON.stringify(node.value)}`);
     return sql<boolean>`(${message} ~ ${pattern})`;
   }
 
   /** Every branch answers true or false, never NULL: a NULL under NOT would drop the row from both sides. */
   private field(node: FieldNode): RawBuilder<boolean> {
-    const x = sql`(${sql.ref(this.columns.json)} #> ARRAY[${sql.join(node.path.split('.'))}]::text[])`;
+    // The path is one array parameter, however many segments it has.
+    const x = sql`(${sql.ref(this.columns.json)} #> ${node.path.split('.')}::text[])`;
     switch (node.op) {
       case 'exists':
         return sql<boolean>`(${x} IS NOT NULL)`;
@@ -111,10 +163,7 @@ class SqlCompiler {
       case 'neq':
         return sql<boolean>`(${x} IS NOT NULL AND NOT ${this.equals(x, node.value)})`;
       case 'in':
-        return sql<boolean>`(${sql.join(
-          node.value.map((v) => this.equals(x, v)),
-          sql.raw(' OR '),
-        )})`;
+        return this.in(x, node.value);
       case 'contains':
         return this.contains(x, node.value);
       default: {
@@ -130,6 +179,16 @@ class SqlCompiler {
   private equals(x: RawBuilder<unknown>, value: FilterScalar): RawBuilder<boolean> {
     if (typeof value === 'number') return sql<boolean>`COALESCE(${double(x)} = ${value}::float8, false)`;
     return sql<boolean>`COALESCE(${x} = ${this.jsonScalar(value)}, false)`;
+  }
+
+  /** One array parameter per JSON type, so a long list costs neither parameters nor text per value. */
+  private in(x: RawBuilder<unknown>, values: FilterScalar[]): RawBuilder<boolean> {
+    const numbers = values.filter((v): v is number => typeof v === 'number');
+    const others = values.filter((v) => typeof v !== 'number').map((v) => JSON.stringify(v));
+    const parts: RawBuilder<boolean>[] = [];
+    if (numbers.length > 0) parts.push(sql<boolean>`COALESCE(${double(x)} = ANY(${numbers}::float8[]), false)`);
+    if (others.length > 0) parts.push(sql<boolean>`COALESCE(${x} = ANY(${others}::jsonb[]), false)`);
+    return sql<boolean>`(${sql.join(parts, sql.raw(' OR '))})`;
   }
 
   private jsonScalar(value: string | boolean | null): RawBuilder<unknown> {
@@ -158,4 +217,72 @@ class SqlCompiler {
  */
 export function compileSqlFilter(node: FilterNode, columns: Partial<SqlFilterColumns> = {}): RawBuilder<boolean> {
   return new SqlCompiler({ ...DEFAULT_COLUMNS, ...columns }).node(simplifyFilter(node));
+}
+
+/** How big one statement built from a request may get (`MAX_SQL_PARAMS`, `MAX_SQL_BYTES`). */
+export interface SqlBounds {
+  maxParams: number;
+  maxBytes: number;
+}
+
+/** Compiles SQL text without a connection, only to measure it. */
+const measurer = new Kysely<never>({
+  dialect: {
+    createAdapter: () => new PostgresAdapter(),
+    createDriver: () => new DummyDriver(),
+    createIntrospector: (db) => new PostgresIntrospector(db),
+    createQueryCompiler: () => new PostgresQueryCompiler(),
+  },
+});
+
+export interface SqlSize {
+  params: number;
+  bytes: number;
+}
+
+export function sqlSize(expression: RawBuilder<unknown>): SqlSize {
+  const compiled = expression.compile(measurer);
+  return { params: compiled.parameters.length, bytes: compiled.sql.length };
+}
+
+const fits = (size: SqlSize, bounds: SqlBounds) => size.params <= bounds.maxParams && size.bytes <= bounds.maxBytes;
+
+/**
+ * `compileSqlFilter` within `bounds`. When the whole filter is too big, its costliest leaves are
+ * relaxed by the sound-drop rule (TRUE under an even number of `not`s, FALSE under an odd one)
+ * until it fits: the database then returns a superset, which the caller must filter exactly in
+ * process (the log query always applies the effective filter to every row). `relaxed` counts them.
+ */
+export function compileBoundedSqlFilter(
+  node: FilterNode,
+  bounds: SqlBounds,
+  columns: Partial<SqlFilterColumns> = {},
+): { where: RawBuilder<boolean>; relaxed: number } {
+  const compile = (n: FilterNode) => compileSqlFilter(n, columns);
+  let where = compile(node);
+  if (fits(sqlSize(where), bounds)) return { where, relaxed: 0 };
+
+  const leaves: { leaf: FilterLeaf; cost: number }[] = [];
+  const collect = (n: FilterNode): void => {
+    if (isLeaf(n)) {
+      const size = sqlSize(compile(n));
+      // Normalized so one over-budget dimension weighs as much as the other.
+      leaves.push({ leaf: n, cost: size.params / bounds.maxParams + size.bytes / bounds.maxBytes });
+    } else if (n.kind === 'not') collect(n.node);
+    else if (n.kind === 'and' || n.kind === 'or') n.nodes.forEach(collect);
+  };
+  collect(node);
+  leaves.sort((a, b) => b.cost - a.cost);
+
+  const dropped = new Set<FilterLeaf>();
+  // Halving steps: a handful of compiles even for 256 leaves.
+  for (let take = 1; ; take *= 2) {
+    for (const { leaf } of leaves.slice(0, take)) dropped.add(leaf);
+    const relaxedTree = relax(node, '', false, (leaf) => !dropped.has(leaf), () => undefined);
+    where = compile(relaxedTree);
+    if (fits(sqlSize(where), bounds) || dropped.size === leaves.length) {
+      if (!fits(sqlSize(where), bounds)) return { where: sql<boolean>`true`, relaxed: leaves.length };
+      return { where, relaxed: dropped.size };
+    }
+  }
 }

@@ -12,6 +12,12 @@ export interface FilterCapabilities {
   canPush(leaf: FilterLeaf): boolean;
   /** True when the rows the backend returns carry what `matches` needs for `leaf`. */
   canApplyInProcess(leaf: FilterLeaf): boolean;
+  /**
+   * For a leaf the backend cannot push but Berth applies in process: a pushable filter that every row
+   * matching the leaf also matches (e.g. a regex's required literals). Used where the leaf sits under
+   * an even number of `not`s; TRUE when absent.
+   */
+  prefilter?(leaf: FilterLeaf): FilterNode;
 }
 
 export interface FilterPlan {
@@ -40,30 +46,34 @@ export function describeLeaf(leaf: FilterLeaf): string {
 }
 
 /**
- * Replaces the leaves `keep` rejects by the constant that can only widen the
- * result where they sit: TRUE under an even number of `not`s, FALSE under an
- * odd number.
+ * Replaces the leaves `keep` rejects by what can only widen the result where
+ * they sit: FALSE under an odd number of `not`s; under an even number, TRUE or
+ * a weaker filter the leaf implies (`widen`).
  */
-function relax(
+export function relax(
   node: FilterNode,
   path: string,
   negated: boolean,
   keep: (leaf: FilterLeaf) => boolean,
   onRelax: (leaf: FilterLeaf, path: string) => void,
+  widen: (leaf: FilterLeaf) => FilterNode = () => TRUE,
 ): FilterNode {
   if (isLeaf(node)) {
     if (keep(node)) return node;
     onRelax(node, path);
-    return negated ? FALSE : TRUE;
+    return negated ? FALSE : widen(node);
   }
   switch (node.kind) {
     case 'all':
       return node;
     case 'not':
-      return { kind: 'not', node: relax(node.node, `${path}.node`, !negated, keep, onRelax) };
+      return { kind: 'not', node: relax(node.node, `${path}.node`, !negated, keep, onRelax, widen) };
     case 'and':
     case 'or':
-      return { kind: node.kind, nodes: node.nodes.map((child, i) => relax(child, `${path}.nodes[${i}]`, negated, keep, onRelax)) };
+      return {
+        kind: node.kind,
+        nodes: node.nodes.map((child, i) => relax(child, `${path}.nodes[${i}]`, negated, keep, onRelax, widen)),
+      };
   }
 }
 
@@ -125,6 +135,7 @@ export function planFilter(filter: FilterNode, capabilities: FilterCapabilities,
       () => {
         exact = false;
       },
+      (leaf) => capabilities.prefilter?.(leaf) ?? TRUE,
     ),
   );
   return { effective, pushed, unsupported, exact };

@@ -383,3 +383,71 @@ export function emitRegex(ast: RegexAst, dialect: RegexDialect): string | undefi
     throw error;
   }
 }
+
+/** What a regex node says about the strings it matches: exactly one string, or substrings each match holds. */
+interface LiteralInfo {
+  /** The one string the node matches, when it matches exactly one. */
+  exact: string | undefined;
+  /** Substrings every match contains. */
+  required: string[];
+}
+
+function literalInfo(ast: RegexAst): LiteralInfo {
+  switch (ast.t) {
+    case 'set':
+      return !ast.negated && ast.ranges.length === 1 && ast.ranges[0]![0] === ast.ranges[0]![1]
+        ? { exact: String.fromCodePoint(ast.ranges[0]![0]), required: [] }
+        : { exact: undefined, required: [] };
+    case 'bol':
+    case 'eol':
+      return { exact: '', required: [] };
+    case 'group':
+      return literalInfo(ast.body);
+    case 'alt':
+      // Each branch may match on its own: nothing is required of all of them (a common substring would be, but is rare).
+      return { exact: undefined, required: [] };
+    case 'repeat': {
+      if (ast.min === 0) return { exact: undefined, required: [] };
+      const body = literalInfo(ast.body);
+      const required = body.exact ? [...body.required, body.exact] : body.required;
+      return { exact: ast.min === 1 && ast.max === 1 ? body.exact : undefined, required };
+    }
+    case 'seq': {
+      const required: string[] = [];
+      let run = '';
+      let exact = true;
+      for (const item of ast.items) {
+        const info = literalInfo(item);
+        if (info.exact !== undefined) {
+          run += info.exact;
+          continue;
+        }
+        exact = false;
+        if (run !== '') required.push(run);
+        run = '';
+        required.push(...info.required);
+      }
+      if (exact) return { exact: run, required };
+      if (run !== '') required.push(run);
+      return { exact: undefined, required };
+    }
+  }
+}
+
+/**
+ * Substrings every match of the RE2 pattern contains, read case-sensitively (a case-insensitive
+ * match contains each of them up to case folding). Empty when the pattern is outside the subset
+ * `parseRegexSubset` reads — its flags, classes and escapes could change what a character means.
+ */
+export function requiredLiterals(pattern: string): string[] {
+  let ast: RegexAst;
+  try {
+    ast = new Parser(pattern, false).parse();
+  } catch (error) {
+    if (error instanceof OutsideSubset) return [];
+    throw error;
+  }
+  const info = literalInfo(ast);
+  const all = info.exact ? [...info.required, info.exact] : info.required;
+  return [...new Set(all.filter((s) => s.length > 0))];
+}

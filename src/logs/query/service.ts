@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Caller } from '../../auth/caller.js';
+import { DeadlineError, linkSignals } from '../../core/abort.js';
 import { appError } from '../../errors.js';
 import type { LogBackend } from '../../providers/logs/types.js';
 import { Semaphore } from '../../providers/logs/semaphore.js';
@@ -24,8 +25,20 @@ export interface LogQueryRequest extends SourceSelection {
 
 export interface LogQueryOptions {
   sourceTimeoutMs: number;
+  /** The whole query's time limit: sources still running then are stopped and reported missed. */
+  deadlineMs: number;
   concurrency: number;
+  /** How long in-process filtering may hold the event loop before it yields. */
+  sliceMs?: number;
 }
+
+export interface LogQueryContext {
+  /** Aborts when the client has gone: every statement and upstream query of the request stops. */
+  signal?: AbortSignal;
+  log?: FastifyBaseLogger;
+}
+
+const DEFAULT_SLICE_MS = 10;
 
 export type BackendFor = (provider: 'local' | 'aws') => LogBackend;
 
@@ -39,6 +52,8 @@ interface Unit {
 /** The log query (spec endpoint 2): resolve sources, query them concurrently, merge newest first, cut a page. */
 export class LogQueryService {
   private readonly gate: Semaphore;
+  /** One per query in flight; shutdown aborts them all. */
+  private readonly running = new Set<AbortController>();
 
   constructor(
     private readonly db: Db,
@@ -49,7 +64,8 @@ export class LogQueryService {
     this.gate = new Semaphore(Math.max(1, options.concurrency) * 4);
   }
 
-  async query(caller: Caller, req: LogQueryRequest, log?: FastifyBaseLogger): Promise<LogQueryResult> {
+  async query(caller: Caller, req: LogQueryRequest, context: LogQueryContext = {}): Promise<LogQueryResult> {
+    const { log } = context;
     const window = parseWindow(req);
     const filter = req.filter === undefined ? TRUE : parseFilter(req.filter);
     checkSelectorRules(req);
@@ -72,20 +88,62 @@ export class LogQueryService {
       }
     }
 
+    // One signal for the request: client gone, deadline, or shutdown. It reaches every statement and upstream query.
+    const own = new AbortController();
+    const request = linkSignals([own.signal, context.signal], this.options.deadlineMs, 'the log query');
+    this.running.add(own);
+    try {
+      return await this.run(units, window, limit, unsupported, request.signal, log);
+    } finally {
+      this.running.delete(own);
+      request.dispose();
+    }
+  }
+
+  private async run(
+    units: Unit[],
+    window: TimeWindow,
+    limit: number,
+    unsupported: Set<string>,
+    request: AbortSignal,
+    log: FastifyBaseLogger | undefined,
+  ): Promise<LogQueryResult> {
     const missed = new Set<string>();
     const local = new Semaphore(Math.max(1, this.options.concurrency));
     const results = await Promise.all(
-      units.map((unit) =>
-        local.run(undefined, () =>
-          this.gate.run(undefined, () => this.runUnit(unit, window, limit)).catch((error: unknown) => {
+      units.map((unit) => {
+        // The source's own time limit starts when its work does, not while it waits for a slot.
+        const timeout = new AbortController();
+        const unitSignal = linkSignals([request, timeout.signal]);
+        const { signal } = unitSignal;
+        // The slots are held until the unit's work has really stopped; the answer need not wait for that.
+        const work = local
+          .run(signal, () =>
+            this.gate.run(signal, async () => {
+              const timer = setTimeout(() => timeout.abort(new DeadlineError('the log source did not answer in time')), this.options.sourceTimeoutMs);
+              try {
+                return await this.runUnit(unit, window, limit, signal);
+              } finally {
+                clearTimeout(timer);
+              }
+            }),
+          )
+          .finally(() => unitSignal.dispose());
+        return untilAborted(work, signal).then(
+          (result) => {
+            result.missed.forEach((g) => missed.add(g));
+            if (result.missed.length > 0) log?.warn({ logGroups: result.missed }, 'log source returned rows it could not read');
+            return result;
+          },
+          (error: unknown) => {
             unit.targets.forEach((t) => missed.add(t.logGroup));
             log?.warn({ err: error, logGroups: unit.targets.map((t) => t.logGroup) }, 'log source could not be queried');
             return undefined;
-          }),
-        ),
-      ),
+          },
+        );
+      }),
     );
-    const ok = results.filter((r): r is UnitResult<LogRow & { eventId: string }> => r !== undefined);
+    const ok = results.filter((r) => r !== undefined);
     const page = cutPage(ok, limit, window.startMs);
     return {
       rows: page.rows,
@@ -102,11 +160,18 @@ export class LogQueryService {
    * matched) set the coverage boundary; the rows kept are those that pass
    * the whole (effective) filter in process.
    */
-  private async runUnit(unit: Unit, window: TimeWindow, limit: number): Promise<UnitResult<LogRow & { eventId: string }>> {
-    const signal = AbortSignal.timeout(this.options.sourceTimeoutMs);
-    // The timeout holds even for a backend that cannot cancel its work (a database query).
-    const fetch = (w: TimeWindow, n: number) =>
-      untilAborted(unit.backend.fetch({ targets: unit.targets, window: w, filter: unit.pushed, limit: n, signal }), signal);
+  private async runUnit(
+    unit: Unit,
+    window: TimeWindow,
+    limit: number,
+    signal: AbortSignal,
+  ): Promise<UnitResult<LogRow & { eventId: string }> & { missed: string[] }> {
+    const missed = new Set<string>();
+    const fetch = async (w: TimeWindow, n: number) => {
+      const result = await unit.backend.fetch({ targets: unit.targets, window: w, filter: unit.pushed, limit: n, signal });
+      result.missed?.forEach((g) => missed.add(g));
+      return result;
+    };
     // One row more than the page: the rows above the oldest one fetched are then a full page when they exist.
     let { rows, exhausted } = await fetch(window, limit + 1);
     let coveredAfter = window.startMs - 1;
@@ -121,7 +186,15 @@ export class LogQueryService {
       }
     }
     const kept: (LogRow & { eventId: string })[] = [];
+    const sliceMs = this.options.sliceMs ?? DEFAULT_SLICE_MS;
+    let sliceStart = performance.now();
     for (const row of rows) {
+      // A user regex runs here, with RE2: yield to the event loop between slices, and stop when told.
+      if (performance.now() - sliceStart >= sliceMs) {
+        await new Promise((resolve) => setImmediate(resolve));
+        signal.throwIfAborted();
+        sliceStart = performance.now();
+      }
       if (!matches(unit.effective, row)) continue;
       const target = attribute(unit.targets, row);
       kept.push({
@@ -134,29 +207,26 @@ export class LogQueryService {
         eventId: row.eventId,
       });
     }
-    return { rows: kept, coveredAfter };
+    return { rows: kept, coveredAfter, missed: [...missed] };
+  }
+
+  /** Shutdown: every query still running stops, reporting its unfinished sources as missed. */
+  close(): void {
+    for (const c of this.running) c.abort(new Error('shutting down'));
   }
 }
 
-/** `work`, or its rejection with the signal's reason as soon as the signal aborts. */
+/**
+ * `work`'s outcome, or the signal's reason as soon as it aborts: the request answers on time even
+ * when a backend is slow to stop (`work` itself goes on holding its slots until it does).
+ */
 function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    work.catch(() => undefined);
-    return Promise.reject(signal.reason);
-  }
+  work.catch(() => undefined);
+  if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });
 }
 

@@ -1,5 +1,5 @@
 import type { Config } from '../../config.js';
-import type { Db } from '../../store/db.js';
+import type { Store } from '../../store/db.js';
 import { AwsClients } from '../aws/clients.js';
 import { InsightsLogBackend, type InsightsOptions } from './insights.js';
 import { LocalLogBackend } from './local.js';
@@ -15,8 +15,8 @@ export interface LogBackends {
 }
 
 /** One backend per provider; route code never knows which one answers. */
-export function createLogBackends(db: Db, config: Config, insights: Partial<InsightsOptions> = {}): LogBackends {
-  const local = new LocalLogBackend(db);
+export function createLogBackends(store: Store, config: Config, insights: Partial<InsightsOptions> = {}): LogBackends {
+  const local = new LocalLogBackend(store.db, store.run, { maxParams: config.MAX_SQL_PARAMS, maxBytes: config.MAX_SQL_BYTES });
   const awsClients = new AwsClients({ maxAttempts: config.AWS_MAX_ATTEMPTS, callTimeoutMs: config.AWS_CALL_TIMEOUT_MS });
   const aws = new InsightsLogBackend({
     aws: awsClients,

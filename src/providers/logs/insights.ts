@@ -158,10 +158,18 @@ export class InsightsLogBackend implements LogBackend {
           const status = out.status ?? 'Unknown';
           if (status === 'Complete') {
             finished = true;
-            const rows = (out.results ?? []).map(toRow).filter((r) => Number.isFinite(r.timestamp));
+            const all = (out.results ?? []).map(toRow);
+            const rows = all.filter((r) => Number.isFinite(r.timestamp));
             rows.sort((a, b) => b.timestamp - a.timestamp || (a.eventId < b.eventId ? 1 : a.eventId > b.eventId ? -1 : 0));
             const matched = out.statistics?.recordsMatched ?? 0;
-            return { rows, exhausted: rows.length < rowsLimit && matched <= rows.length };
+            // A row whose time cannot be read cannot be placed on a page: its group's answer is partial, never silently short.
+            const unreadable = all.filter((r) => !Number.isFinite(r.timestamp)).map((r) => (groups.includes(r.logGroup) ? [r.logGroup] : groups));
+            const missed = [...new Set(unreadable.flat())];
+            return {
+              rows,
+              exhausted: all.length < rowsLimit && matched <= all.length,
+              ...(missed.length > 0 ? { missed } : {}),
+            };
           }
           if (FINAL_FAILURES.has(status)) {
             finished = true;

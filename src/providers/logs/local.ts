@@ -1,11 +1,12 @@
-import { sql, type RawBuilder } from 'kysely';
-import { compileSqlFilter, sqlCapabilities, type FilterNode } from '../../logs/filter-tree/index.js';
+import { sql, type CompiledQuery, type RawBuilder } from 'kysely';
+import { compileBoundedSqlFilter, sqlCapabilities, sqlSize, type FilterNode, type SqlBounds } from '../../logs/filter-tree/index.js';
 import type { Level } from '../../logs/level.js';
 import { byAccountAndRegion, type BackendRow, type LogTarget, type StreamSelector } from '../../logs/query/types.js';
 import type { Db } from '../../store/db.js';
+import type { StatementRunner } from '../../store/statement-runner.js';
 import type { FetchRequest, FetchResult, LogBackend } from './types.js';
 
-/** Sources of one account and region go in one statement: a UNION ALL of per-group index scans. */
+/** Sources of one account and region go in one statement: a lateral index scan per log group. */
 const MAX_TARGETS_PER_UNIT = 100;
 
 interface EventRow {
@@ -29,15 +30,45 @@ export function streamCondition(streams: StreamSelector): RawBuilder<boolean> {
     case 'prefix':
       return sql<boolean>`log_stream like ${likePrefix(streams.prefix)}`;
     case 'names':
-      return streams.names.length === 0 ? sql<boolean>`false` : sql<boolean>`log_stream in (${sql.join(streams.names)})`;
+      return streams.names.length === 0 ? sql<boolean>`false` : sql<boolean>`log_stream = any(${streams.names}::text[])`;
   }
 }
 
-/** Log events of `local` accounts, stored in Berth's own database; the whole filter tree is pushed down. */
+
+
+
+/** The streams one branch of the statement reads in its log group: the union of the sources' selectors. */
+interface GroupScope {
+  name: string;
+  all_streams: boolean;
+  prefixes: string[];
+  names: string[];
+}
+
+function groupScopes(targets: LogTarget[]): GroupScope[] {
+  const scopes = new Map<string, GroupScope>();
+  for (const t of targets) {
+    let scope = scopes.get(t.logGroup);
+    if (scope === undefined) {
+      scope = { name: t.logGroup, all_streams: false, prefixes: [], names: [] };
+      scopes.set(t.logGroup, scope);
+    }
+    if (t.streams.kind === 'all') scope.all_streams = true;
+    else if (t.streams.kind === 'prefix') scope.prefixes.push(t.streams.prefix);
+    else scope.names.push(...t.streams.names);
+  }
+  return [...scopes.values()];
+}
+
+/** Log events of `local` accounts, stored in Berth's own database; the filter is pushed down within `bounds`. */
 export class LocalLogBackend implements LogBackend {
   readonly capabilities = sqlCapabilities;
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly run: StatementRunner,
+    private readonly bounds: SqlBounds,
+  ) {}
 
   units(targets: LogTarget[]): LogTarget[][] {
     const units: LogTarget[][] = [];
@@ -47,33 +78,47 @@ export class LocalLogBackend implements LogBackend {
     return units;
   }
 
-  async fetch({ targets, window, filter, limit }: FetchRequest): Promise<FetchResult> {
-    const first = targets[0];
-    if (first === undefined || isFalse(filter)) return { rows: [], exhausted: true };
-    const predicate = compileSqlFilter(filter);
-    // One branch per log group (sources sharing a group are OR-ed, so no event comes twice); each
-    // is an index scan on (account, region, group, timestamp desc, event_id desc) that stops at `limit`.
-    const byGroup = new Map<string, StreamSelector[]>();
-    for (const t of targets) byGroup.set(t.logGroup, [...(byGroup.get(t.logGroup) ?? []), t.streams]);
-    const branches = [...byGroup].map(
-      ([group, selectors]) => sql`(select timestamp, message, log_group, log_stream, event_id, level, json from log_events
-        where cloud_account_id = ${first.account.id} and region = ${first.region} and log_group = ${group}
+  /**
+   * One statement whatever the number of groups: the groups and their stream selectors travel as one
+   * jsonb parameter, and the filter appears once, inside a lateral subquery that is an index scan on
+   * (account, region, group, timestamp desc, event_id desc) stopping at `limit` matching rows per group.
+   */
+  statement({ targets, window, filter, limit }: Omit<FetchRequest, 'signal'>): CompiledQuery<EventRow> {
+    const first = targets[0]!;
+    const frame = (predicate: RawBuilder<boolean>) => sql<EventRow>`select e.timestamp, e.message, e.log_group, e.log_stream, e.event_id, e.level, e.json
+      from jsonb_to_recordset(${JSON.stringify(groupScopes(targets))}::jsonb)
+        as g(name text, all_streams boolean, prefixes text[], names text[])
+      cross join lateral (
+        select timestamp, message, log_group, log_stream, event_id, level, json from log_events
+        where cloud_account_id = ${first.account.id} and region = ${first.region} and log_group = g.name
           and timestamp >= ${window.startMs} and timestamp <= ${window.endMs}
-          and (${sql.join(selectors.map(streamCondition), sql` or `)}) and ${predicate}
-        order by timestamp desc, event_id desc limit ${limit})`,
-    );
-    const result = await sql<EventRow>`select * from (${sql.join(branches, sql` union all `)}) u
-      order by timestamp desc, event_id desc limit ${limit}`.execute(this.db);
-    const rows: BackendRow[] = result.rows.map((r) => ({
-        timestamp: Number(r.timestamp),
-        message: r.message,
-        logGroup: r.log_group,
-        logStream: r.log_stream,
-        eventId: r.event_id,
-        level: r.level as Level,
-        json: r.json ?? undefined,
+          and (g.all_streams or log_stream = any(g.names)
+            or exists (select 1 from unnest(g.prefixes) as p(prefix) where starts_with(log_stream, p.prefix)))
+          and ${predicate}
+        order by timestamp desc, event_id desc limit ${limit}
+      ) e
+      order by e.timestamp desc, e.event_id desc limit ${limit}`;
+    const overhead = sqlSize(frame(sql<boolean>`true`));
+    const { where } = compileBoundedSqlFilter(filter, {
+      maxParams: this.bounds.maxParams - overhead.params,
+      maxBytes: this.bounds.maxBytes - overhead.bytes,
+    });
+    return frame(where).compile(this.db);
+  }
+
+  async fetch(request: FetchRequest): Promise<FetchResult> {
+    if (request.targets.length === 0 || isFalse(request.filter)) return { rows: [], exhausted: true };
+    const result = await this.run(this.statement(request), request.signal);
+    const rows: BackendRow[] = result.map((r) => ({
+      timestamp: Number(r.timestamp),
+      message: r.message,
+      logGroup: r.log_group,
+      logStream: r.log_stream,
+      eventId: r.event_id,
+      level: r.level as Level,
+      json: r.json ?? undefined,
     }));
-    return { rows, exhausted: result.rows.length < limit };
+    return { rows, exhausted: result.length < request.limit };
   }
 }
 

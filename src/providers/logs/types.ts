@@ -16,6 +16,8 @@ export interface FetchResult {
   rows: BackendRow[];
   /** True when the unit has no more matching rows in the window than those returned. */
   exhausted: boolean;
+  /** Log groups of which the backend returned rows it could not read (dropped): the answer is partial for them. */
+  missed?: string[];
 }
 
 /** A log store that can answer the log query: the database (`local`) or CloudWatch Logs Insights (`aws`). */
