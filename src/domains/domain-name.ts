@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
-import { domainToASCII } from 'node:url';
 import { parse as parseDomain } from 'tldts';
+import { toASCII } from 'tr46';
 import { appError } from '../errors.js';
 
 /**
@@ -17,6 +17,11 @@ import { appError } from '../errors.js';
  * directly under either kind (CA/B Baseline Requirements §3.2.2.6), so both
  * are rejected. Names under a suffix the list does not know (`foo.example`,
  * `foo.test`) are accepted by the list's default `*` rule.
+ *
+ * IDN labels are converted with UTS #46 (`tr46`, the implementation behind
+ * whatwg-url), not the runtime's URL parser: Node's `domainToASCII` changed
+ * between releases (Node 26 passes invalid punycode such as `xn--zz` through),
+ * and a stored name must not depend on which Node runs the replica.
  *
  * Wildcards follow the TLS rule (RFC 6125 §6.4.3, what ACM certificates
  * match), not the DNS one: `*.example.com` covers exactly one extra label —
@@ -54,7 +59,7 @@ const LABEL_CHARACTERS = /^[a-z0-9-]+$/;
 const FORBIDDEN_ASCII = /[^\P{ASCII}a-z0-9.*-]/u;
 /** Dots IDNA maps to `.` (UTS #46): a label count before conversion must count them. */
 const ANY_DOT = /[.\u3002\uff0e\uff61]/u;
-/** The URL standard reads a host whose last label is a number as IPv4 (`1.2.3`, `a.0x10`). */
+/** A last label that is a number reads as IPv4 to URL parsers and resolvers (`1.2.3`, `a.0x10`). */
 const NUMERIC_LABEL = /^(?:[0-9]+|0x[0-9a-f]*)$/;
 
 function invalid(reason: DomainNameInvalidReason, message: string): never {
@@ -64,6 +69,23 @@ function invalid(reason: DomainNameInvalidReason, message: string): never {
 function quote(text: string): string {
   return JSON.stringify(text.length > 80 ? `${text.slice(0, 77)}...` : text);
 }
+
+/**
+ * UTS #46 as browsers apply it to hosts (nontransitional: `faß.de` keeps its
+ * `ß`; Bidi and ContextJ rules checked; invalid punycode rejected) plus STD3
+ * rules, since a DNS name may hold only letters, digits and hyphens. Hyphen
+ * placement and lengths are left to {@link checkLabels}, which names the
+ * reason; `checkHyphens` would also refuse `ab--cd`, a valid DNS label.
+ */
+const UTS46_OPTIONS = {
+  checkHyphens: false,
+  checkBidi: true,
+  checkJoiners: true,
+  useSTD3ASCIIRules: true,
+  transitionalProcessing: false,
+  verifyDNSLength: false,
+  ignoreInvalidPunycode: false,
+} as const;
 
 function isIpLiteral(text: string): boolean {
   const unbracketed = text.startsWith('[') && text.endsWith(']') ? text.slice(1, -1) : text;
@@ -109,7 +131,9 @@ export function normalizeDomainName(input: string): NormalizedDomainName {
   if (trimmed.length > MAX_INPUT_LENGTH) {
     invalid('too-long', `The domain name is ${trimmed.length} characters long; at most ${MAX_NAME_LENGTH} are allowed.`);
   }
-  let text = trimmed.toLowerCase();
+  // Only ASCII is lower-cased here: the rest is UTS #46's case mapping, which
+  // differs from toLowerCase (a final `Σ` maps to `σ`, not `ς`).
+  let text = trimmed.replace(/[A-Z]+/g, (letters) => letters.toLowerCase());
   if (text.endsWith('.')) text = text.slice(0, -1);
   if (text === '') invalid('empty', 'The domain name is empty.');
   if (isIpLiteral(text)) invalid('ip-address', `${quote(trimmed)} is an IP address, not a domain name.`);
@@ -125,13 +149,12 @@ export function normalizeDomainName(input: string): NormalizedDomainName {
   }
   if (endsInNumber(base)) invalid('ip-address', `${quote(trimmed)} ends in a number, so it reads as an IP address.`);
 
-  // domainToASCII maps case, full-width forms and IDN dots, and rejects invalid
-  // punycode (`xn--zz`) by returning ''. Every ASCII character it could treat as
-  // URL syntax was rejected above; the label count guards against any other
-  // character it might turn into a separator and truncate at.
-  const ascii = base === '' ? '' : domainToASCII(base);
+  // UTS #46 maps case, full-width forms and IDN dots, and returns null for
+  // invalid punycode (`xn--zz`), disallowed code points and Bidi or joiner
+  // violations. The label count guards against a mapping that would add a dot.
+  const ascii = base === '' ? '' : toASCII(base, UTS46_OPTIONS);
   const inputLabels = base.split(ANY_DOT).length;
-  if (base !== '' && (ascii === '' || ascii.split('.').length !== inputLabels)) {
+  if (ascii === null || (base !== '' && (ascii === '' || ascii.split('.').length !== inputLabels))) {
     invalid('idn-invalid', `${quote(trimmed)} is not a valid internationalized domain name.`);
   }
   const baseLabels = ascii.split('.');

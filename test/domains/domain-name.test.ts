@@ -146,6 +146,48 @@ describe('normalizeDomainName', () => {
   });
 });
 
+describe('normalizeDomainName: IDN by UTS #46, the same on every Node release', () => {
+  it.each([
+    ['ÖBB.at', 'xn--bb-eka.at'],
+    ['bücher。example', 'xn--bcher-kva.example'],
+    ['a．b｡example', 'a.b.example'],
+    ['faß.de', 'xn--fa-hia.de'],
+    ['ΣΑΣ.example', 'xn--mxa9ab.example'],
+    ['ΣΑΣ-1.example', 'xn---1-b9b5eb.example'],
+    ['σας.example', 'xn--mxa8ab.example'],
+    ['exa\u00admple.com', 'example.com'],
+    ['क्\u200dष.example', 'xn--11b2ezcw70k.example'],
+    ['نامه\u200cای.example', 'xn--mgba3gch31f060k.example'],
+    ['מבחן.example', 'xn--5dbmtg.example'],
+    ['xn--11b2ezcw70k.example', 'xn--11b2ezcw70k.example'],
+    ['XN--BCHER-KVA.example', 'xn--bcher-kva.example'],
+    ['ab--cd.example', 'ab--cd.example'],
+  ])('maps %j to %j', (input, name) => {
+    expect(normalizeDomainName(input).name).toBe(name);
+  });
+
+  it.each([
+    ['xn--zz.example', 'punycode that decodes to a disallowed code point'],
+    ['XN--ZZ.example', 'the same, in capitals'],
+    ['*.xn--zz.example', 'the same, under a wildcard'],
+    ['www.xn--zz.example', 'the same, not as the first label'],
+    ['xn--a-ecp.ru', 'punycode of a label that is not in NFC'],
+    ['xn--u-ccb.example', 'punycode of a label that starts with a combining mark'],
+    ['xn--.example', 'an empty punycode label'],
+    ['xn--bcher-kva-.example', 'punycode that decodes to plain ASCII'],
+    ['xn--bcher-kva\u00fc.example', 'punycode with a non-ASCII character'],
+    ['a\u200db.example', 'a zero width joiner outside the context ContextJ allows'],
+    ['a\u200cb.example', 'a zero width non-joiner outside the context ContextJ allows'],
+    ['\u0301x.example', 'a label starting with a combining mark'],
+    ['١.example', 'a right-to-left label breaking the Bidi rule'],
+    ['aמבחן.example', 'a label mixing left-to-right and right-to-left'],
+    ['a\ufe52com', 'a small full stop (disallowed, not a dot)'],
+    ['a\u2488com', 'a character whose compatibility form contains a dot'],
+  ])('rejects %j (%s) as idn-invalid', (input) => {
+    expect(reasonOf(input)).toBe('idn-invalid');
+  });
+});
+
 describe('parentCandidates', () => {
   it.each([
     ['a.example.com', ['*.example.com']],
