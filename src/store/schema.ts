@@ -146,6 +146,8 @@ export interface LogEventsTable {
   message: string;
   level: string;
   json: ColumnType<unknown, string | null, string | null>;
+  /** The writing transaction's id (xid8; migration 003), read as text: the live tail's position. */
+  xid: Generated<string>;
 }
 
 export interface Tables {

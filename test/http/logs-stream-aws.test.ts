@@ -42,10 +42,10 @@ beforeEach(() => {
 });
 
 /** Opens the stream and parses SSE frames as they arrive. */
-async function openStream(params: Record<string, string>) {
+async function openStream(params: Record<string, string>, lastEventId?: string) {
   const abort = new AbortController();
   const res = await fetch(`${t.url}/cloud/logs/stream?${new URLSearchParams(params)}`, {
-    headers: { authorization: `Bearer ${TOKENS.owner}`, accept: 'text/event-stream' },
+    headers: { authorization: `Bearer ${TOKENS.owner}`, accept: 'text/event-stream', ...(lastEventId === undefined ? {} : { 'last-event-id': lastEventId }) },
     signal: abort.signal,
   });
   const reader = res.body!.getReader();
@@ -134,6 +134,7 @@ describe('GET /cloud/logs/stream on an aws account', () => {
       expect(s.res.status).toBe(200);
       expect(s.res.headers.get('content-type')).toMatch(/^text\/event-stream/);
       expect(s.res.headers.get('x-accel-buffering')).toBe('no');
+      expect(s.res.headers.get('x-content-type-options')).toBe('nosniff');
 
       const got = await s.events(100);
       expect(got.map((e) => e.message)).toEqual(['INFO web one', 'INFO api one', 'ERROR web two', 'INFO web three', 'WARN api two']);
@@ -192,6 +193,7 @@ describe('GET /cloud/logs/stream on an aws account', () => {
       aws.logs.putLogEvents('/app/web', 'web/1', [{ timestamp: Date.now(), message: 'sentinel' }]);
       expect((await s.events(1)).map((e) => e.message)).toEqual(['sentinel']);
       expect(aws.callsTo('FilterLogEvents').every((c) => c.input.filterPattern === '-DEBUG')).toBe(true);
+      expect(aws.callsTo('FilterLogEvents').every((c) => c.input.interleaved === true)).toBe(true);
     } finally {
       s.close();
     }
@@ -201,5 +203,45 @@ describe('GET /cloud/logs/stream on an aws account', () => {
     const calls = aws.callsTo('FilterLogEvents').length;
     await new Promise((r) => setTimeout(r, 400));
     expect(aws.callsTo('FilterLogEvents').length).toBe(calls);
+  });
+
+  it('one tail poll that reads 1,200 events (STREAM_BATCH_SIZE 500): every message resumes right after its own events', async () => {
+    const params = { accountId: 'acc-aws', logGroups: '/app/burst', logStreamPrefix: 'web/', tail: 'true' };
+    aws.logs.createLogStream('/app/burst', 'web/1');
+    const s = await openStream(params);
+    try {
+      const hub = t.services.streams.hub;
+      await vi.waitFor(() => expect(hub.activePollers).toBe(1), { timeout: 3_000, interval: 10 });
+      const polls = hub.polls;
+      await vi.waitFor(() => expect(hub.polls).toBeGreaterThan(polls), { timeout: 3_000, interval: 10 });
+      // One write between two polls: 1,200 events, 300 to a millisecond, in two streams.
+      const ts = Date.now() - 1_000;
+      const written = aws.logs.putLogEvents('/app/burst', 'web/1', Array.from({ length: 600 }, (_, i) => ({ timestamp: ts + Math.floor(i / 150), message: `a ${i}` })));
+      written.push(...aws.logs.putLogEvents('/app/burst', 'web/2', Array.from({ length: 600 }, (_, i) => ({ timestamp: ts + Math.floor(i / 150), message: `b ${i}` }))));
+      written.sort((x, y) => x.timestamp - y.timestamp || (x.eventId < y.eventId ? -1 : 1));
+      const all = written.map((e) => e.message);
+      expect((await s.events(1_200)).map((e) => e.message)).toEqual(all);
+      const messages = s.frames.filter((f) => f.data !== undefined);
+      expect(messages.map((f) => f.data.events.length)).toEqual([500, 500, 200]);
+      expect(new Set(messages.map((f) => f.id)).size).toBe(3);
+      s.close();
+
+      for (const [i, from] of [[0, 500], [1, 1_000], [2, 1_200]] as const) {
+        const again = await openStream(params, messages[i]!.id);
+        try {
+          const rest = all.slice(from);
+          expect((await again.events(rest.length)).map((e) => e.message)).toEqual(rest);
+          // Nothing is repeated afterwards: the next event is the next one written.
+          const sentinel = `sentinel ${i}`;
+          aws.logs.putLogEvents('/app/burst', 'web/1', [{ timestamp: Date.now(), message: sentinel }]);
+          all.push(sentinel);
+          expect((await again.events(1)).map((e) => e.message)).toEqual([sentinel]);
+        } finally {
+          again.close();
+        }
+      }
+    } finally {
+      s.close();
+    }
   });
 });

@@ -590,6 +590,31 @@ describe('log stream, local provider', () => {
       expect(b.texts).toEqual(['for b']);
     });
 
+    it('sends events whose stored timestamps lie past the date range (written below the API) without failing the stream', async () => {
+      const group = '/live/far-future';
+      // The API refuses such times; rows from elsewhere (an older version, a manual insert) may still hold them.
+      const insertRaw = (message: string, timestamp: number, tag: string) =>
+        sql`insert into log_events (cloud_account_id, region, log_group, log_stream, timestamp, ingestion_time, event_id, message, level)
+          values ('acc-a', ${REGION}, ${group}, 's/1', ${timestamp}, ${timestamp}, ${eventId(T0, tag)}, ${message}, 'INFO')`.execute(t.store.db);
+      await insertRaw('beyond what Date holds', 8_640_000_000_000_001, 'f1'); // new Date(ms).toISOString() throws
+      const c = new SseClient(t, { accountId: 'acc-a', logGroups: group, logStreamPrefix: 's/', tail: true });
+      await c.untilTexts(1);
+      await waitFor(() => t.services.streams.hub.activePollers === 1, 'the poller');
+      await insertRaw('in the year 10000', 253_402_300_800_000, 'f2'); // would be +010000-01-01T00:00:00.000Z
+      await ingest(t, group, ['ordinary']);
+      await c.untilTexts(3);
+      await polled(t);
+      expect(c.serverErrors).toEqual([]);
+      expect(c.final).toBe(false);
+      expect(c.texts).toEqual(['beyond what Date holds', 'in the year 10000', 'ordinary']);
+      for (const e of c.events) {
+        expect(e.timestamp).toMatch(ISO_MS);
+        expect(e.ingestionTime).toMatch(ISO_MS);
+      }
+      expect(c.events[0]!.timestamp).toBe('9999-12-31T23:59:59.999Z');
+      expect(c.events[1]!.timestamp).toBe('9999-12-31T23:59:59.999Z');
+    });
+
     it('tails from startTime: a live event older than startTime is not sent', async () => {
       const group = '/live/start';
       const c = new SseClient(t, { accountId: 'acc-a', logGroups: group, logStreamPrefix: 's/', tail: true, startTime: new Date(Date.now() - 60_000).toISOString() });
@@ -652,6 +677,7 @@ describe('log stream, local provider', () => {
       expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
       expect(res.headers.get('cache-control')).toMatch(/(^|,\s*)no-cache(,|$)/);
       expect(res.headers.get('x-accel-buffering')).toBe('no');
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
       expect(res.headers.get('x-request-id')).toMatch(/\S/);
       await raw.done;
     });
@@ -868,6 +894,45 @@ describe('log stream, local provider', () => {
     it.each(cases)('%s', async (_name, params, status, code) => {
       const res = await t.request('GET', `${PATH}?${query(params)}`, { token: TOKENS.owner });
       expectError(res, status, code);
+    });
+
+    it.each([
+      ['logGroups', { logGroups: '/hist/web\u0000' }],
+      ['logGroups', { logGroups: '/hist/web,/hist/\u0000api' }],
+      ['logGroups', { logGroups: ['/hist/web', '/hist/\u0001api'] }],
+      ['logStreamPrefix', { logStreamPrefix: 'web/\u0000' }],
+      ['logStreamPrefix', { logStreamPrefix: 'web/\n' }],
+      ['logStreamNames', { logStreamPrefix: undefined, logStreamNames: 'web/1,web/\u00002' }],
+      ['logStreamNames', { logStreamPrefix: undefined, logStreamNames: ['web/1', 'web/\u001f'] }],
+      ['region', { region: 'eu-west-1\u0000' }],
+      ['region', { region: 'eu-west-1\u007f' }],
+    ] as [string, Params][])('a NUL or control character in %s is 400 naming it, not a failure inside the stream', async (param, extra) => {
+      const res = await t.request('GET', `${PATH}?${query(base(extra))}`, { token: TOKENS.owner });
+      expectError(res, 400, 'validation:request:invalid-query');
+      expect(JSON.stringify(res.body.details)).toContain(`query.${param}`);
+    });
+
+    it('takes at most 100 stream names, counted after splitting comma-separated values (repeats count once)', async () => {
+      const names = Array.from({ length: 101 }, (_, i) => `n/${i}`);
+      for (const logStreamNames of [names.join(','), [names.slice(0, 60).join(','), names.slice(60).join(',')]]) {
+        const res = await t.request('GET', `${PATH}?${query(base({ logStreamPrefix: undefined, logStreamNames }))}`, { token: TOKENS.owner });
+        expectError(res, 400, 'logs:stream:invalid-parameters');
+        expect(res.body.metadata).toEqual({ parameter: 'logStreamNames' });
+      }
+      const hundred = new SseClient(t, base({ logStreamPrefix: undefined, logStreamNames: [...names.slice(0, 99), 'web/1', 'web/1,web/1'].join(',') }));
+      await hundred.untilFinal();
+      expect(hundred.texts).toEqual(msgs('h1', 'h4', 'h5'));
+    });
+
+    it('refuses a startTime or endTime past 9999-12-31T23:59:59.999Z with 400 naming it', async () => {
+      for (const field of ['startTime', 'endTime']) {
+        const res = await t.request('GET', `${PATH}?${query(base({ [field]: '253402300800000' }))}`, { token: TOKENS.owner });
+        expectError(res, 400, 'validation:request:invalid-query');
+        expect(JSON.stringify(res.body.details)).toContain(`query.${field}`);
+      }
+      const last = new SseClient(t, base({ startTime: '0', endTime: '253402300799999' }));
+      await last.untilFinal();
+      expect(last.texts).toEqual(msgs('h1', 'h2', 'h4', 'h5'));
     });
 
     it('names the bad time parameter', async () => {

@@ -211,6 +211,31 @@ describe('history', () => {
     );
   });
 
+  it('asks for interleaved events on every call: an endpoint that honours the flag would otherwise lose events', async () => {
+    // An AWS-compatible endpoint that returns a group's events stream by stream unless `interleaved: true`.
+    Object.assign(aws.logs.options, { filterHonoursInterleaved: true, filterPageSize: 3 });
+    aws.logs.putLogEvents('/a', 's1', [10, 20, 30, 40, 50].map((o) => ({ timestamp: T + o, message: `s1 ${o}` })));
+    aws.logs.putLogEvents('/a', 's2', [5, 15, 25, 35, 45].map((o) => ({ timestamp: T + o, message: `s2 ${o}` })));
+    aws.logs.putLogEvents('/b', 's1', [12, 22].map((o) => ({ timestamp: T + o, message: `b ${o}` })));
+    const expected = aws.logs.events().map((e) => e.message);
+    const src = source({ now: () => T + 100 });
+
+    expect(msgs((await history(src, query(['/a', '/b']))).events)).toEqual(expected);
+    const tail = await src.read(query(['/a', '/b']), [{ ts: T, seen: [] }], never);
+    expect(msgs(src.advance({ ts: T, seen: [] }, tail, 0).events)).toEqual(expected);
+    expect(filterCalls().length).toBeGreaterThan(4);
+    expect(filterCalls().every((c) => c.input.interleaved === true)).toBe(true);
+
+    // The same history with the flag taken off the wire: the merge drops what comes back out of order.
+    aws.intercept('FilterLogEvents', (input, call) => aws.logs.handle('FilterLogEvents', { ...input, interleaved: undefined }, call.region ?? 'us-east-1'));
+    try {
+      const without = msgs((await history(src, query(['/a', '/b']))).events);
+      expect(without.length).toBeLessThan(expected.length);
+    } finally {
+      aws.intercept('FilterLogEvents', undefined);
+    }
+  });
+
   it('reads a log group that does not exist as empty', async () => {
     aws.logs.putLogEvents('/a', 's1', [{ timestamp: T, message: 'here' }]);
     expect(msgs((await history(source(), query(['/missing', '/a']))).events)).toEqual(['here']);
@@ -365,6 +390,57 @@ describe('tail', () => {
     expect(got).toEqual(Array.from({ length: 9 }, (_, i) => `e${i}`));
     // 2 pages per read at most.
     expect(filterCalls().length).toBeLessThanOrEqual(8);
+  });
+
+  it('advance stops at `limit` events with a cursor right after them; each compacted cursor resumes with exactly the rest', async () => {
+    const { clock, src } = clocked(T);
+    const q = query(['/a', '/b']);
+    let cursor = await src.tailStart();
+    // Delivered by an earlier read: events at later milliseconds than the late burst below.
+    aws.logs.putLogEvents('/a', 's1', [{ timestamp: T + 900, message: 'early 900' }, { timestamp: T + 950, message: 'early 950' }]);
+    clock.now = T + 1_000;
+    let r = await poll(src, q, cursor);
+    expect(msgs(r.events)).toEqual(['early 900', 'early 950']);
+    cursor = r.cursor;
+    // One read then finds 260 events: a late burst with 100 in one millisecond (in two groups), then newer ones.
+    aws.logs.putLogEvents('/a', 's1', Array.from({ length: 60 }, (_, i) => ({ timestamp: T + 500, message: `late a${i}` })));
+    aws.logs.putLogEvents('/b', 's1', Array.from({ length: 40 }, (_, i) => ({ timestamp: T + 500, message: `late b${i}` })));
+    aws.logs.putLogEvents('/b', 's2', Array.from({ length: 100 }, (_, i) => ({ timestamp: T + 600 + (i % 7), message: `late c${i}` })));
+    aws.logs.putLogEvents('/a', 's2', Array.from({ length: 60 }, (_, i) => ({ timestamp: T + 1_500 + Math.floor(i / 3), message: `new ${i}` })));
+    clock.now = T + 2_000;
+    const batch = await src.read(q, [cursor], never);
+    const whole = src.advance(cursor, batch, 0);
+    expect(whole.events).toHaveLength(260);
+    const all = msgs(whole.events);
+
+    for (const limit of [1, 7, 45, 100]) {
+      let c = cursor;
+      const got: string[] = [];
+      const steps: { compact: unknown; count: number }[] = [];
+      for (let i = 0; ; i++) {
+        expect(i, 'progress').toBeLessThan(400);
+        const step = src.advance(c, batch, 0, limit);
+        expect(step.events.length).toBeLessThanOrEqual(limit);
+        got.push(...msgs(step.events));
+        c = step.cursor;
+        const compact = JSON.parse(JSON.stringify(src.compact(c))) as unknown;
+        expect(encodeEventId({ p: 't', c: compact }).length).toBeLessThanOrEqual(4096);
+        steps.push({ compact, count: got.length });
+        if (step.more !== true) break;
+        expect(step.events).toHaveLength(limit);
+      }
+      expect(got, `limit ${limit}`).toEqual(all);
+      // The in-memory cursor after the last part is the cursor after the whole read.
+      expect(src.advance(c, batch, 0).events).toEqual([]);
+      // Every part's id resumes with exactly the events after it, in a later read.
+      for (const [i, step] of steps.entries()) {
+        if (limit === 1 && i % 13 !== 0) continue;
+        const restored = src.restore(step.compact)!;
+        expect(restored, `part ${i} restores`).toBeDefined();
+        const resumed = src.advance(restored, await src.read(q, [restored], never), 0);
+        expect(msgs(resumed.events), `limit ${limit}, resumed after part ${i}`).toEqual(all.slice(step.count));
+      }
+    }
   });
 
   it('compact fits an SSE id and restore resumes without repeats; foreign or malformed values are refused', async () => {

@@ -1,18 +1,25 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { callerOf } from '../auth.js';
-import { errorResponses, IdSchema } from '../schemas/common.js';
-import type { LogStreamService } from '../../logs/stream/service.js';
+import { errorResponses, IdSchema, PRINTABLE_NAME_PATTERN } from '../schemas/common.js';
+import { MAX_LOG_GROUPS, MAX_STREAM_NAMES, type LogStreamService } from '../../logs/stream/service.js';
 
-const Name = (max: number) => Type.String({ minLength: 1, maxLength: max });
+/**
+ * Names as the ingest API takes them: printable (no NUL, which PostgreSQL text cannot hold, nor any other
+ * control character or lone surrogate), so a name no event can have is a 400 naming the parameter instead
+ * of a failure inside the stream. The counts are checked after splitting comma-separated values.
+ */
+const Name = (max: number) => Type.String({ minLength: 1, maxLength: max, pattern: PRINTABLE_NAME_PATTERN });
 const List = (max: number, description: string) => Type.Array(Name(max), { maxItems: 100, description });
+/** A prefix may be empty (then it is not given); otherwise printable like a name (PRINTABLE_NAME_PATTERN). */
+const PREFIX_PATTERN = '^[^\\u0000-\\u001f\\u007f\\ud800-\\udfff]*$';
 
 export const LogStreamQuery = Type.Object(
   {
     accountId: IdSchema,
-    logGroups: List(5000, 'Log groups, repeated or comma-separated (at least one, at most 50)'),
-    logStreamPrefix: Type.Optional(Type.String({ maxLength: 512 })),
-    logStreamNames: Type.Optional(List(5000, 'Exact stream names, repeated or comma-separated')),
+    logGroups: List(5000, `Log groups, repeated or comma-separated (at least one, at most ${MAX_LOG_GROUPS})`),
+    logStreamPrefix: Type.Optional(Type.String({ maxLength: 512, pattern: PREFIX_PATTERN })),
+    logStreamNames: Type.Optional(List(5000, `Exact stream names, repeated or comma-separated (at most ${MAX_STREAM_NAMES})`)),
     region: Type.Optional(Name(64)),
     startTime: Type.Optional(Type.String({ maxLength: 40, description: 'ISO 8601 or epoch ms; default: the beginning' })),
     endTime: Type.Optional(Type.String({ maxLength: 40, description: 'ISO 8601 or epoch ms; default: now; ignored with tail' })),

@@ -22,6 +22,13 @@ export interface AwsCursor {
   ts: number;
   /** `[timestamp, eventId]` of delivered events with timestamp ≥ `ts`, oldest first. */
   seen: [number, string][];
+  /** Events at `ts` with an eventId up to this one are behind the cursor too (a compact position, restored). */
+  upTo?: string;
+  /**
+   * Set on the cursor after one part of a read delivered in parts: `[timestamp, eventId]` of the first event
+   * not yet delivered. `ts` is at or below it; `compact` never moves past it.
+   */
+  hold?: [number, string];
 }
 
 export interface AwsStreamOptions {
@@ -56,8 +63,9 @@ export const AWS_STREAM_DEFAULTS: Omit<AwsStreamOptions, 'aws'> = {
 const MAX_NAMES_PER_CALL = 100;
 /** Delivered ids a cursor keeps at most (beyond, its floor moves up and the oldest are forgotten). */
 const MAX_SEEN = 5_000;
-/** JSON bytes of a compact cursor's ids: the SSE id (base64url of the whole resume point) must stay under 4096 characters. */
-const COMPACT_ID_BYTES = 2_600;
+/** JSON bytes of a compact cursor: the SSE id (base64url of the whole resume point) must stay under 4096 characters. */
+const COMPACT_BYTES = 2_900;
+const jsonBytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v));
 
 /** One FilterLogEvents scan target: a log group and at most 100 stream names, or a prefix, or every stream. */
 interface Lane {
@@ -174,6 +182,9 @@ export class AwsStreamSource implements StreamSource<AwsCursor> {
     const input: FilterLogEventsCommandInput = {
       ...(lane.group.startsWith('arn:') ? { logGroupIdentifier: lane.group } : { logGroupName: lane.group }),
       ...lane.streams,
+      // AWS ignores it and always interleaves; AWS-compatible endpoints that honour it would otherwise return a
+      // group's events stream by stream, and the merge (which takes pages as oldest first) would drop some.
+      interleaved: true,
       startTime: range.startTime,
       ...(range.endTime === undefined ? {} : { endTime: range.endTime }),
       ...(q.pattern.trim() === '' ? {} : { filterPattern: q.pattern }),
@@ -334,10 +345,20 @@ export class AwsStreamSource implements StreamSource<AwsCursor> {
     return { from, to, coveredTo, truncated, events: [...byId.values()].sort(byKey), byId };
   }
 
-  advance(cursor: AwsCursor, batch: unknown, startMs: number): { events: StreamEvent[]; cursor: AwsCursor } {
+  /**
+   * The events of a read past `cursor`, at most `limit` of them. Stopping early, the cursor returned has every
+   * undelivered event ahead of it: `ts` at or below the first one's timestamp, the delivered ones from `ts` on in
+   * `seen`, and that first event in `hold` (so `compact` keeps it ahead too); the rest comes from calling again.
+   */
+  advance(
+    cursor: AwsCursor,
+    batch: unknown,
+    startMs: number,
+    limit = Number.POSITIVE_INFINITY,
+  ): { events: StreamEvent[]; cursor: AwsCursor; more: boolean } {
     const b = batch as TailBatch;
     // A cursor the read did not cover (cannot happen through TailHub): leave it for the next read.
-    if (cursor.ts < b.from) return { events: [], cursor };
+    if (cursor.ts < b.from) return { events: [], cursor, more: false };
     const seen = new Map<string, number>();
     for (const [ts, id] of cursor.seen) {
       const e = b.byId.get(id);
@@ -345,44 +366,86 @@ export class AwsStreamSource implements StreamSource<AwsCursor> {
       if (e !== undefined) seen.set(id, e.timestamp);
       else if (b.truncated) seen.set(id, ts);
     }
+    const upTo = cursor.upTo;
+    const behind = (e: StreamEvent) => e.timestamp < cursor.ts || (upTo !== undefined && e.timestamp === cursor.ts && e.eventId <= upTo);
+    const max = Math.max(1, limit);
     const events: StreamEvent[] = [];
+    let next: StreamEvent | undefined;
     for (const e of b.events) {
-      if (e.timestamp < cursor.ts || e.timestamp >= b.coveredTo || seen.has(e.eventId)) continue;
+      if (behind(e) || e.timestamp >= b.coveredTo || seen.has(e.eventId)) continue;
+      if (events.length >= max) {
+        next = e;
+        break;
+      }
       seen.set(e.eventId, e.timestamp);
       if (e.timestamp >= startMs) events.push(e);
     }
     let floor = Math.max(cursor.ts, b.coveredTo - this.options.lookbackMs);
     // A backlog bigger than a read's pages within one lookback: move on (late events there are given up).
     if (b.truncated && floor === cursor.ts && b.coveredTo > cursor.ts) floor = b.coveredTo;
+    // Stopped at `limit`: the first undelivered event stays ahead.
+    if (next !== undefined) floor = Math.min(floor, next.timestamp);
     let kept = [...seen].filter(([, ts]) => ts >= floor).map(([id, ts]): [number, string] => [ts, id]);
     kept.sort((x, y) => x[0] - y[0] || (x[1] < y[1] ? -1 : x[1] > y[1] ? 1 : 0));
     if (kept.length > MAX_SEEN) {
       floor = kept[kept.length - MAX_SEEN]![0];
+      if (next !== undefined) floor = Math.min(floor, next.timestamp);
       kept = kept.filter(([ts]) => ts >= floor);
     }
-    return { events, cursor: { ts: floor, seen: kept } };
+    const out: AwsCursor = { ts: floor, seen: kept };
+    if (upTo !== undefined && floor === cursor.ts) out.upTo = upTo;
+    if (next !== undefined) out.hold = [next.timestamp, next.eventId];
+    return { events, cursor: out, more: next !== undefined };
   }
 
   /**
-   * `{t, i}`: the floor and the delivered ids at or after it. When those ids do not fit an SSE id,
-   * the resume point moves to the newest delivered millisecond (late arrivals before it are given up).
+   * `{t, a?, i}`: the floor, the position in its millisecond when known (ids up to `a` there are behind), and the
+   * delivered ids from the floor on. When those ids do not fit an SSE id: after a whole read, the resume point
+   * moves to the newest delivered millisecond with its ids, or to the newest delivered position in it (late
+   * arrivals before it are given up, nothing is repeated). After one part of a read, it never moves past the
+   * first undelivered event (`hold`): the point is the position right before it, with as many of the ids
+   * delivered beyond it (by earlier reads) as fit — the others would be sent again, none is lost.
    */
   compact(cursor: AwsCursor): unknown {
     const ids = cursor.seen.map(([, id]) => id);
-    if (JSON.stringify(ids).length <= COMPACT_ID_BYTES) return { t: cursor.ts, i: ids };
-    const newest = cursor.seen[cursor.seen.length - 1]![0];
-    const atNewest = cursor.seen.filter(([ts]) => ts === newest).map(([, id]) => id);
-    if (JSON.stringify(atNewest).length <= COMPACT_ID_BYTES) return { t: newest, i: atNewest };
-    return { t: newest + 1, i: [] };
+    const full = { t: cursor.ts, ...(cursor.upTo === undefined ? {} : { a: cursor.upTo }), i: ids };
+    if (jsonBytes(full) <= COMPACT_BYTES) return full;
+    if (cursor.hold === undefined) {
+      const newest = cursor.seen[cursor.seen.length - 1]![0];
+      const atNewest = cursor.seen.filter(([ts]) => ts === newest).map(([, id]) => id);
+      const a = newest === cursor.ts ? cursor.upTo : undefined;
+      const withIds = { t: newest, ...(a === undefined ? {} : { a }), i: atNewest };
+      if (jsonBytes(withIds) <= COMPACT_BYTES) return withIds;
+      let position = a;
+      for (const id of atNewest) if (position === undefined || id > position) position = id;
+      return { t: newest, a: position, i: [] };
+    }
+    const [ht, hid] = cursor.hold;
+    // Delivered events of that millisecond before the held one are in eventId order below it.
+    let a = ht === cursor.ts ? cursor.upTo : undefined;
+    for (const [ts, id] of cursor.seen) if (ts === ht && id < hid && (a === undefined || id > a)) a = id;
+    const out = { t: ht, ...(a === undefined ? {} : { a }), i: [] as string[] };
+    let bytes = jsonBytes(out);
+    for (const [ts, id] of cursor.seen) {
+      if (ts < ht || (ts === ht && id < hid)) continue;
+      bytes += jsonBytes(id) + 1;
+      if (bytes > COMPACT_BYTES) break;
+      out.i.push(id);
+    }
+    return out;
   }
 
   restore(value: unknown): AwsCursor | undefined {
     if (value === null || typeof value !== 'object') return undefined;
-    const { t, i } = value as { t?: unknown; i?: unknown };
+    const { t, i, a } = value as { t?: unknown; i?: unknown; a?: unknown };
     if (typeof t !== 'number' || !Number.isSafeInteger(t) || t < 0) return undefined;
-    if (!Array.isArray(i) || i.length > 1_000 || !i.every((id) => typeof id === 'string' && id.length > 0 && id.length <= 256)) return undefined;
+    const isId = (id: unknown): id is string => typeof id === 'string' && id.length > 0 && id.length <= 256;
+    if (!Array.isArray(i) || i.length > 1_000 || !i.every(isId)) return undefined;
+    if (a !== undefined && !isId(a)) return undefined;
     // Their timestamps are not in the id; `t` is a lower bound, and the next read finds the real ones.
-    return { ts: t, seen: [...new Set(i as string[])].map((id): [number, string] => [t, id]) };
+    const cursor: AwsCursor = { ts: t, seen: [...new Set(i as string[])].map((id): [number, string] => [t, id]) };
+    if (a !== undefined) cursor.upTo = a;
+    return cursor;
   }
 
   close(): void {

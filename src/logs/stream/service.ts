@@ -4,7 +4,7 @@ import { AppError, appError, listDetail, renderError } from '../../errors.js';
 import type { Db } from '../../store/db.js';
 import { compileFilterPattern } from '../filter-pattern/index.js';
 import { loadAccount } from '../query/resolve.js';
-import { parseTime } from '../query/time.js';
+import { MAX_TIME_MS, parseTime } from '../query/time.js';
 import { SseWriter } from './sse.js';
 import { TailHub } from './tail-hub.js';
 import type { HistoryCursor, StreamEvent, StreamQuery, StreamSource } from './types.js';
@@ -48,14 +48,27 @@ export function decodeEventId(id: string | undefined): ResumePoint | undefined {
   return undefined;
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
+/**
+ * A stored time as ISO 8601 UTC with milliseconds. The API takes times up to MAX_TIME_MS only, but a row written
+ * below it (an older version, a manual insert) may hold any bigint: `new Date(ms).toISOString()` throws past
+ * ±8.64e15 and writes a six-digit year past 9999. Such a time is sent as the nearest one in range rather than
+ * failing the stream or breaking the wire format.
+ */
+export function wireTime(ms: number): string {
+  return new Date(Number.isNaN(ms) ? 0 : Math.min(Math.max(Math.trunc(ms), 0), MAX_TIME_MS)).toISOString();
+}
 const wire = (e: StreamEvent) => ({
   logStreamName: e.logStreamName,
   message: e.message,
-  timestamp: iso(e.timestamp),
-  ingestionTime: iso(e.ingestionTime),
+  timestamp: wireTime(e.timestamp),
+  ingestionTime: wireTime(e.ingestionTime),
   level: e.level,
 });
+
+/** Log groups per stream at most, counted after splitting (a group given twice counts once). */
+export const MAX_LOG_GROUPS = 50;
+/** Stream names per stream at most (FilterLogEvents' `logStreamNames` limit), counted after splitting. */
+export const MAX_STREAM_NAMES = 100;
 
 const invalid = (description: string, field: string) =>
   appError('logs:stream:invalid-parameters', { description, metadata: { parameter: field } });
@@ -104,8 +117,13 @@ export class LogStreamService {
   async prepare(caller: Caller, params: StreamParams) {
     const logGroups = [...new Set(splitList(params.logGroups) ?? [])];
     if (logGroups.length === 0) throw invalid('Give at least one log group in logGroups.', 'logGroups');
-    if (logGroups.length > 50) throw invalid('At most 50 log groups per stream.', 'logGroups');
+    if (logGroups.length > MAX_LOG_GROUPS) throw invalid(`At most ${MAX_LOG_GROUPS} log groups per stream.`, 'logGroups');
     const names = splitList(params.logStreamNames);
+    // FilterLogEvents' own limit, counted after splitting (a name given twice counts once): on `aws` every
+    // group is then one scan, on `local` one array parameter.
+    if (names !== undefined && new Set(names).size > MAX_STREAM_NAMES) {
+      throw invalid(`At most ${MAX_STREAM_NAMES} stream names per stream.`, 'logStreamNames');
+    }
     const hasPrefix = params.logStreamPrefix !== undefined && params.logStreamPrefix !== '';
     const hasNames = names !== undefined && names.length > 0;
     if (hasPrefix === hasNames) {
@@ -126,7 +144,7 @@ export class LogStreamService {
       account,
       region: params.region ?? account.region,
       logGroups,
-      streams: hasPrefix ? { kind: 'prefix', prefix: params.logStreamPrefix! } : { kind: 'names', names: names! },
+      streams: hasPrefix ? { kind: 'prefix', prefix: params.logStreamPrefix! } : { kind: 'names', names: [...new Set(names!)] },
       pattern,
       matches: compileFilterPattern(pattern),
     };
@@ -181,12 +199,12 @@ export class LogStreamService {
     if (reply.raw.destroyed) return finish(false);
     // Shutting down: a stream that arrives now ends at once rather than keep the server open.
     if (this.closed) return stop();
+    // One message per call, with the id of the position right after its own last event. Callers hand over at
+    // most `batchSize` events (history batches are that size; the tail hub asks sources for at most that
+    // many per delivery): cutting a larger delivery here would give every part the id after the last part.
     const sendEvents = (events: StreamEvent[], id: string) => {
-      for (let i = 0; i < events.length; i += this.options.batchSize) {
-        const chunk = events.slice(i, i + this.options.batchSize);
-        lastId = id;
-        sse.send({ id, data: { events: chunk.map(wire), isFinal: false } });
-      }
+      lastId = id;
+      sse.send({ id, data: { events: events.map(wire), isFinal: false } });
     };
 
     try {

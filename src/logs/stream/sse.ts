@@ -16,6 +16,7 @@ export class SseWriter {
       'cache-control': 'no-cache, no-transform',
       connection: 'keep-alive',
       'x-accel-buffering': 'no',
+      'x-content-type-options': 'nosniff',
       ...headers,
     });
     this.res.flushHeaders();

@@ -48,9 +48,9 @@ export interface StreamSource<C = unknown> {
   /** One upstream read covering every given cursor (shared by all subscribers of a query). */
   read(query: StreamQuery, cursors: C[], signal: AbortSignal): Promise<unknown>;
   /**
-   * The events of a read that come after `cursor`, and the cursor after them. A source may stop at `limit`
-   * events and say `more`: the rest of the batch then comes from calling again with the returned cursor, so
-   * each SSE message can carry the cursor after exactly its own events.
+   * The events of a read that come after `cursor`, and the cursor after them. A source stops at `limit`
+   * events and says `more`: the rest of the batch then comes from calling again with the returned cursor, so
+   * each SSE message carries the cursor after exactly its own events (every undelivered one still ahead of it).
    */
   advance(cursor: C, batch: unknown, startMs: number, limit?: number): { events: StreamEvent[]; cursor: C; more?: boolean };
   /** A resumable form of a cursor for the SSE id (may drop detail). */

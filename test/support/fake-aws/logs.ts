@@ -96,6 +96,12 @@ export interface FakeLogsOptions {
   filterTrailingEmptyPage: boolean;
   /** If set, FilterLogEvents calls beyond this many per rolling second fail with ThrottlingException (AWS: 5). */
   filterLogEventsTps: number | undefined;
+  /**
+   * Honour FilterLogEvents' deprecated `interleaved` flag as some AWS-compatible endpoints do: a call without
+   * `interleaved: true` gets its events stream by stream (streams by name, each oldest first), not merged by
+   * time. AWS itself ignores the flag and always interleaves (the default, false).
+   */
+  filterHonoursInterleaved: boolean;
   filterPatternMatcher: FilterPatternMatcher;
   queryHandler: QueryHandler;
   /** GetQueryResults polls answered `Scheduled` (first) / `Running` before the final status. */
@@ -171,6 +177,7 @@ export function defaultLogsOptions(): FakeLogsOptions {
     filterEmptyPages: 0,
     filterTrailingEmptyPage: false,
     filterLogEventsTps: undefined,
+    filterHonoursInterleaved: false,
     filterPatternMatcher: substringMatcher,
     queryHandler: defaultQueryHandler,
     queryPollsBeforeFinal: 1,
@@ -186,9 +193,12 @@ interface FilterToken {
   k: [number, number, number] | null;
   /** Empty pages still to serve. */
   e: number;
+  /** Not interleaved: the stream of the last event returned (streams are read one after another). */
+  s?: string;
 }
 function isFilterToken(v: unknown): v is FilterToken {
   if (!isRecord(v) || typeof v.e !== 'number') return false;
+  if (v.s !== undefined && typeof v.s !== 'string') return false;
   return v.k === null || (Array.isArray(v.k) && v.k.length === 3 && v.k.every((x) => typeof x === 'number'));
 }
 
@@ -319,6 +329,7 @@ export class FakeLogs {
     const filterPattern = optString(input, 'filterPattern');
     const nextToken = optString(input, 'nextToken');
     const limit = optNumber(input, 'limit');
+    const interleaved = !this.options.filterHonoursInterleaved || input.interleaved === true;
 
     if ((logGroupName === undefined) === (logGroupIdentifier === undefined)) {
       throw new AwsError(
@@ -381,22 +392,30 @@ export class FakeLogs {
     const pattern = filterPattern ?? '';
     const matcher = this.options.filterPatternMatcher;
     const after = token.k;
-    const candidates = streams
-      .flatMap((s) => s.events)
-      .filter(
-        (e) =>
-          (startTime === undefined || e.timestamp >= startTime) &&
-          (endTime === undefined || e.timestamp <= endTime) &&
-          (after === null || isAfterKey(e, after)),
-      )
-      .sort(compareEvents)
-      .filter((e) => pattern === '' || matcher(pattern, e.message, e));
+    const inWindow = (e: StoredLogEvent) =>
+      (startTime === undefined || e.timestamp >= startTime) && (endTime === undefined || e.timestamp <= endTime);
+    const matches = (e: StoredLogEvent) => pattern === '' || matcher(pattern, e.message, e);
+    const candidates = interleaved
+      ? streams
+          .flatMap((s) => s.events)
+          .filter((e) => inWindow(e) && (after === null || isAfterKey(e, after)))
+          .sort(compareEvents)
+          .filter(matches)
+      : // Stream by stream (by name), each oldest first, resuming inside the stream of the last event returned.
+        streams
+          .filter((s) => token.s === undefined || s.name >= token.s)
+          .flatMap((s) =>
+            [...s.events]
+              .sort(compareEvents)
+              .filter((e) => inWindow(e) && (after === null || s.name !== token.s || isAfterKey(e, after))),
+          )
+          .filter(matches);
 
     const searched = (complete: boolean): unknown[] =>
       streams.map((s) => ({ logStreamName: s.name, searchedCompletely: complete }));
 
     if (token.e > 0) {
-      return { events: [], searchedLogStreams: searched(false), nextToken: encodeToken({ k: after, e: token.e - 1 }) };
+      return { events: [], searchedLogStreams: searched(false), nextToken: encodeToken({ ...token, e: token.e - 1 }) };
     }
 
     const pageSize = Math.min(this.options.filterPageSize, limit ?? Number.POSITIVE_INFINITY);
@@ -422,7 +441,10 @@ export class FakeLogs {
       })),
       searchedLogStreams: searched(!giveToken),
     };
-    if (giveToken && last) out.nextToken = encodeToken({ k: [last.timestamp, last.ingestionTime, last.seq], e: 0 });
+    if (giveToken && last) {
+      const k: [number, number, number] = [last.timestamp, last.ingestionTime, last.seq];
+      out.nextToken = encodeToken(interleaved ? { k, e: 0 } : { k, e: 0, s: last.logStreamName });
+    }
     return out;
   }
 

@@ -1,0 +1,358 @@
+// GET /cloud/logs/stream on `local` accounts loses nothing and repeats nothing: a burst larger than
+// STREAM_BATCH_SIZE resumes from any message's id, a transaction that commits long after it took its
+// `seq` is still delivered once (PostgreSQL), and the tail cursor (transaction ids and a snapshot's
+// in-progress list) stays exact through truncated reads, partial deliveries and compact/restore.
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { insertLocalEvents } from '../../src/logs/local-events.js';
+import type { CloudAccount } from '../../src/logs/query/types.js';
+import { LocalStreamSource, type LocalCursor } from '../../src/logs/stream/local-source.js';
+import { encodeEventId } from '../../src/logs/stream/service.js';
+import type { StreamQuery } from '../../src/logs/stream/types.js';
+import type { Tables } from '../../src/store/schema.js';
+import { startTestApp, type TestApp } from '../support/app.js';
+import { onPostgres } from '../support/database.js';
+import { openSse, type SseReader } from '../support/log-stream-wire.js';
+import { baseWorld, mergeWorld, ORG_A, TOKENS } from '../support/world.js';
+
+const REGION = 'eu-west-1';
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const never = new AbortController().signal;
+
+let t: TestApp;
+const readers: SseReader[] = [];
+
+beforeAll(async () => {
+  t = await startTestApp({
+    fixture: mergeWorld(baseWorld(), { cloudAccounts: [{ id: 'acc-a', organizationId: ORG_A, provider: 'local', region: REGION }] }),
+    config: { STREAM_POLL_INTERVAL_MS: 50, STREAM_BATCH_SIZE: 500 },
+  });
+});
+afterAll(async () => {
+  for (const r of readers.splice(0)) r.close();
+  await t?.close();
+});
+
+async function ingest(logGroup: string, messages: string[]): Promise<void> {
+  const res = await t.request('POST', '/cloud/logs/local/events', {
+    token: TOKENS.admin,
+    body: { accountId: 'acc-a', region: REGION, logGroup, logStream: 's/1', events: messages.map((message) => ({ message })) },
+  });
+  expect(res.status, res.text).toBe(202);
+}
+
+async function open(params: Record<string, string | boolean>, lastEventId?: string): Promise<SseReader> {
+  const r = await openSse(t.url, TOKENS.owner, { accountId: 'acc-a', logStreamPrefix: 's/', ...params }, lastEventId === undefined ? {} : { 'last-event-id': lastEventId });
+  expect(r.res.status).toBe(200);
+  readers.push(r);
+  return r;
+}
+
+async function untilTailing(): Promise<void> {
+  const hub = t.services.streams.hub;
+  const deadline = Date.now() + 5_000;
+  while (hub.activePollers === 0) {
+    if (Date.now() > deadline) throw new Error('the tail did not start');
+    await sleep(10);
+  }
+  const polls = hub.polls;
+  while (hub.polls < polls + 1) await sleep(10);
+}
+
+const texts = (events: { message: string }[]) => events.map((e) => e.message);
+const burst = (tag: string) => Array.from({ length: 1_200 }, (_, i) => `${tag} ${i}`);
+
+describe('a burst larger than STREAM_BATCH_SIZE (500)', () => {
+  it('history: each message resumes right after its own events', async () => {
+    const group = '/loss/history';
+    const all = burst('h');
+    await ingest(group, all);
+    const s = await open({ logGroups: group });
+    expect(texts(await s.events(1_200))).toEqual(all);
+    const messages = s.messages();
+    expect(messages.map((m) => m.data.events.length)).toEqual([500, 500, 200]);
+    for (const [i, from] of [[0, 500], [1, 1_000]] as const) {
+      const again = await open({ logGroups: group }, messages[i]!.id);
+      expect(texts(await again.events(Infinity))).toEqual(all.slice(from));
+      again.close();
+    }
+  });
+
+  it('tail: one poll that reads 1,200 events sends three messages, each resuming right after its own events', async () => {
+    const group = '/loss/tail';
+    const s = await open({ logGroups: group, tail: true });
+    await untilTailing();
+    const all = burst('t');
+    await ingest(group, all); // one statement: read by one poll
+    expect(texts(await s.events(1_200))).toEqual(all);
+    const messages = s.messages();
+    expect(messages.map((m) => m.data.events.length)).toEqual([500, 500, 200]);
+    expect(new Set(messages.map((m) => m.id)).size).toBe(3);
+    s.close();
+    for (const [i, from] of [[0, 500], [1, 1_000], [2, 1_200]] as const) {
+      const again = await open({ logGroups: group, tail: true }, messages[i]!.id);
+      const rest = all.slice(from);
+      expect(texts(await again.events(rest.length))).toEqual(rest);
+      // Nothing repeated after it: the next event is the next one written.
+      await ingest(group, [`sentinel ${i}`]);
+      expect(texts(await again.events(1))).toEqual([`sentinel ${i}`]);
+      again.close();
+      all.push(`sentinel ${i}`);
+    }
+  });
+});
+
+describe.skipIf(!onPostgres)('a transaction that commits long after it took its seq (PostgreSQL)', () => {
+  it('is delivered by the tail exactly once, whether it began before the stream or during the tail', async () => {
+    const group = '/loss/late-commit';
+    const other = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: t.database.url, max: 2 }) }) });
+    const event = (message: string) => ({ cloudAccountId: 'acc-a', region: REGION, logGroup: group, logStream: 's/1', timestamp: Date.now(), message });
+    /** Inserts in its own transaction and holds it open until `commit()`. */
+    const openTransaction = async (message: string) => {
+      let commit!: () => void;
+      const gate = new Promise<void>((resolve) => (commit = resolve));
+      let inserted!: () => void;
+      const done = new Promise<void>((resolve) => (inserted = resolve));
+      const finished = other.transaction().execute(async (trx) => {
+        await insertLocalEvents(trx, [event(message)]);
+        inserted();
+        await gate;
+      });
+      await done;
+      return { commit: () => (commit(), finished) };
+    };
+    try {
+      const early = await openTransaction('late, begun before the stream');
+      await ingest(group, ['history']);
+      const s = await open({ logGroups: group, tail: true });
+      expect(texts(await s.events(1))).toEqual(['history']);
+      await untilTailing();
+      const during = await openTransaction('late, begun during the tail');
+      // Well past the old 2 s grace: the tail keeps polling, other events are written and delivered.
+      for (let i = 0; i < 7; i++) {
+        await ingest(group, [`live ${i}`]);
+        expect(texts(await s.events(1))).toEqual([`live ${i}`]);
+        await sleep(450);
+      }
+      await early.commit();
+      await during.commit();
+      expect(texts(await s.events(2)).sort()).toEqual(['late, begun before the stream', 'late, begun during the tail']);
+      const polls = t.services.streams.hub.polls;
+      while (t.services.streams.hub.polls < polls + 3) await sleep(10);
+      await ingest(group, ['sentinel']);
+      expect(texts(await s.events(1))).toEqual(['sentinel']);
+      s.close();
+    } finally {
+      await other.destroy();
+    }
+  }, 30_000);
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// The source itself: small reads and deliveries, every intermediate cursor compacted and restored.
+
+const account: CloudAccount = { id: 'acc-a', organizationId: ORG_A, provider: 'local', region: REGION, roleArn: null, externalId: null, endpoint: null };
+const query = (group: string): StreamQuery => ({
+  account,
+  region: REGION,
+  logGroups: [group],
+  streams: { kind: 'prefix', prefix: '' },
+  pattern: '-skip',
+  matches: (m) => !m.includes('skip'),
+});
+
+/** A seeded pseudo-random sequence (mulberry32), so a failure reproduces. */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let x = Math.imul(a ^ (a >>> 15), 1 | a);
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * A subscriber as TailHub drives it: one read, then deliveries of at most `limit` events; after every
+ * delivery the compact form of its cursor (what the SSE id carries) is kept with what was delivered so far.
+ */
+class Tailer {
+  delivered: string[] = [];
+  ids: { compact: unknown; count: number }[] = [];
+  /** Cursors seen with entries (transactions in progress), and with partly taken ones. */
+  withEntries = 0;
+  withPartEntries = 0;
+  constructor(
+    readonly src: LocalStreamSource,
+    readonly q: StreamQuery,
+    public cursor: LocalCursor,
+    readonly limit: number,
+  ) {}
+  async poll(): Promise<number> {
+    const batch = await this.src.read(this.q, [this.cursor], never);
+    let n = 0;
+    for (let more = true; more; ) {
+      const step = this.src.advance(this.cursor, batch, 0, this.limit);
+      expect(step.events.length).toBeLessThanOrEqual(this.limit);
+      this.cursor = step.cursor;
+      if (step.cursor.xip.length > 0) this.withEntries++;
+      if (step.cursor.xip.some(([, a]) => a > 0)) this.withPartEntries++;
+      this.delivered.push(...step.events.map((e) => e.message));
+      n += step.events.length;
+      if (step.events.length > 0) {
+        const compact = JSON.parse(JSON.stringify(this.src.compact(step.cursor))) as unknown;
+        expect(encodeEventId({ p: 't', c: compact }).length).toBeLessThan(4_096);
+        this.ids.push({ compact, count: this.delivered.length });
+      }
+      more = step.more === true && step.events.length > 0;
+    }
+    return n;
+  }
+  /** Polls until a poll finds nothing. */
+  async drain(): Promise<void> {
+    while ((await this.poll()) > 0);
+  }
+}
+
+const sorted = (xs: string[]) => [...xs].sort();
+
+/** Every id resumes with exactly what was delivered after it. */
+async function expectEveryIdResumes(tailer: Tailer, src: LocalStreamSource, q: StreamQuery, pick: (i: number) => boolean): Promise<void> {
+  for (const [i, id] of tailer.ids.entries()) {
+    if (!pick(i)) continue;
+    const cursor = src.restore(id.compact);
+    expect(cursor, `id ${i} restores`).toBeDefined();
+    const resumed = new Tailer(src, q, cursor!, 1_000);
+    await resumed.drain();
+    expect(sorted(resumed.delivered), `resumed from id ${i}`).toEqual(sorted(tailer.delivered.slice(id.count)));
+  }
+}
+
+describe('LocalStreamSource tail cursor', () => {
+  it('reads in small parts (truncated reads, partial deliveries) without loss or repeat; every id resumes exactly', async () => {
+    const group = '/loss/source-sequential';
+    const q = query(group);
+    const src = new LocalStreamSource(t.store.db, { readLimit: 7 });
+    await ingest(group, ['before the tail']);
+    const tailer = new Tailer(src, q, await src.tailStart(q, never), 3);
+    const written: string[] = [];
+    const rnd = random(7);
+    let n = 0;
+    for (let round = 0; round < 12; round++) {
+      // A few transactions of several rows each (some the pattern drops), then a poll.
+      for (let k = Math.floor(rnd() * 3); k >= 0; k--) {
+        const rows = Array.from({ length: 1 + Math.floor(rnd() * 9) }, () => (rnd() < 0.2 ? `skip ${n++}` : `m ${n++}`));
+        await t.store.db.transaction().execute(async (trx) => {
+          for (let i = 0; i < rows.length; i += 4) {
+            await insertLocalEvents(trx, rows.slice(i, i + 4).map((message) => ({ cloudAccountId: 'acc-a', region: REGION, logGroup: group, logStream: 's/1', timestamp: 1_000 + n, message })));
+          }
+        });
+        written.push(...rows.filter((m) => !m.includes('skip')));
+      }
+      await tailer.poll();
+    }
+    await tailer.drain();
+    expect(tailer.delivered).toEqual(written);
+    expect(tailer.ids.length).toBeGreaterThan(10);
+    await expectEveryIdResumes(tailer, src, q, () => true);
+  });
+
+  it.skipIf(!onPostgres)(
+    'stays exact with concurrent transactions committing and rolling back out of order (PostgreSQL)',
+    async () => {
+      const group = '/loss/source-concurrent';
+      const q = query(group);
+      const src = new LocalStreamSource(t.store.db, { readLimit: 5 });
+      const clients = await Promise.all(
+        Array.from({ length: 6 }, async () => {
+          const c = new pg.Client({ connectionString: t.database.url });
+          await c.connect();
+          return c;
+        }),
+      );
+      try {
+        const insert = (c: pg.Client | pg.Pool, message: string) =>
+          c.query(
+            `insert into log_events (cloud_account_id, region, log_group, log_stream, timestamp, ingestion_time, event_id, message, level)
+             values ('acc-a', $1, $2, 's/1', 1000, 1000, $3, $3, 'INFO')`,
+            [REGION, group, message],
+          );
+        const rnd = random(42);
+        const open = new Map<pg.Client, string[]>();
+        const committed: string[] = [];
+        let n = 0;
+        // One transaction is open before the tail starts and commits in the middle.
+        await clients[0]!.query('begin');
+        for (let i = 0; i < 3; i++) await insert(clients[0]!, `early ${n++}`);
+        open.set(clients[0]!, ['early 0', 'early 1', 'early 2']);
+        const tailer = new Tailer(src, q, await src.tailStart(q, never), 2);
+        const autocommit = clients[5]!;
+        for (let step = 0; step < 160; step++) {
+          const r = rnd();
+          const c = clients[Math.floor(rnd() * 5)]!;
+          if (r < 0.35) {
+            if (!open.has(c)) {
+              await c.query('begin');
+              open.set(c, []);
+            }
+            const message = `m ${n++}`;
+            await insert(c, message);
+            open.get(c)!.push(message);
+          } else if (r < 0.5 && open.has(c)) {
+            await c.query('commit');
+            committed.push(...open.get(c)!);
+            open.delete(c);
+          } else if (r < 0.55 && open.has(c)) {
+            await c.query('rollback');
+            open.delete(c);
+          } else if (r < 0.65) {
+            const message = `auto ${n++}`;
+            await insert(autocommit, message);
+            committed.push(message);
+          } else {
+            await tailer.poll();
+          }
+        }
+        for (const [c, rows] of open) {
+          await c.query('commit');
+          committed.push(...rows);
+        }
+        await tailer.drain();
+        expect(sorted(tailer.delivered)).toEqual(sorted(committed));
+        expect(new Set(tailer.delivered).size).toBe(tailer.delivered.length);
+        expect(tailer.ids.length).toBeGreaterThan(20);
+        // The schedule did exercise transactions in progress, and ones taken in parts.
+        expect(tailer.withEntries).toBeGreaterThan(5);
+        expect(tailer.withPartEntries).toBeGreaterThan(0);
+        await expectEveryIdResumes(tailer, src, q, (i) => i % 3 === 0);
+      } finally {
+        await Promise.all(clients.map((c) => c.end()));
+      }
+    },
+    60_000,
+  );
+
+  it('compacts a cursor with too many in-progress transactions to a safe superset that fits an SSE id', async () => {
+    const group = '/loss/source-compact';
+    const q = query(group);
+    const src = new LocalStreamSource(t.store.db);
+    const start = await src.tailStart(q, never);
+    const x = BigInt(start.x);
+    // 2,000 transactions in progress (as a busy server could have): far more than an SSE id holds.
+    const crowded: LocalCursor = { x: String(x + 5_000n), s: 0, xip: Array.from({ length: 2_000 }, (_, i) => [String(x + 2n * BigInt(i)), 0] as [string, number]) };
+    const compact = src.compact(crowded);
+    expect(encodeEventId({ p: 't', c: compact }).length).toBeLessThan(4_096);
+    const restored = src.restore(JSON.parse(JSON.stringify(compact)))!;
+    // Everything the crowded cursor has still ahead of it is ahead of the restored one (it may hold more).
+    expect(restored.xip).toEqual([]);
+    expect(BigInt(restored.x)).toBeLessThanOrEqual(x);
+    // A small cursor round-trips whole.
+    const small: LocalCursor = { x: String(x + 10n), s: 3, xip: [[String(x), 0], [String(x + 4n), 17]] };
+    expect(src.restore(JSON.parse(JSON.stringify(src.compact(small))))).toEqual(small);
+    for (const bad of [undefined, null, 'x', { l: 5 }, { x: '-1', s: 0 }, { x: '01', s: 0 }, { x: '1', s: -1 }, { x: '1', s: 0, i: [5] }, { x: '99999999999999999999999', s: 0 }]) {
+      expect(src.restore(bad)).toBeUndefined();
+    }
+    await sql`select 1`.execute(t.store.db);
+  });
+});
