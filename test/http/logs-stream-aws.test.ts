@@ -6,7 +6,7 @@ import { compileFilterPattern } from '../../src/logs/filter-pattern/index.js';
 import { createServices } from '../../src/services/index.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { FAKE_CREDENTIALS, startFakeAws, type FakeAws } from '../support/fake-aws/index.js';
-import type { WireEvent } from '../support/log-stream-wire.js';
+import { openSse, type WireEvent } from '../support/log-stream-wire.js';
 import { baseWorld, mergeWorld, ORG_A, TOKENS } from '../support/world.js';
 
 interface Frame {
@@ -41,72 +41,9 @@ beforeEach(() => {
   for (const g of aws.logs.groupNames()) aws.logs.deleteLogGroup(g);
 });
 
-/** Opens the stream and parses SSE frames as they arrive. */
-async function openStream(params: Record<string, string>, lastEventId?: string) {
-  const abort = new AbortController();
-  const res = await fetch(`${t.url}/cloud/logs/stream?${new URLSearchParams(params)}`, {
-    headers: { authorization: `Bearer ${TOKENS.owner}`, accept: 'text/event-stream', ...(lastEventId === undefined ? {} : { 'last-event-id': lastEventId }) },
-    signal: abort.signal,
-  });
-  const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
-  let buffer = '';
-  let ended = false;
-  const frames: Frame[] = [];
-
-  const parse = (block: string): Frame => {
-    const frame: Frame = {};
-    for (const line of block.split('\n')) {
-      if (line.startsWith(':')) frame.comment = line.slice(1).trim();
-      else if (line.startsWith('id: ')) frame.id = line.slice(4);
-      else if (line.startsWith('event: ')) frame.event = line.slice(7);
-      else if (line.startsWith('data: ')) frame.data = JSON.parse(line.slice(6));
-    }
-    return frame;
-  };
-
-  /** The next frame, or undefined once the server closed the stream. */
-  async function next(timeoutMs = 5_000): Promise<Frame | undefined> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const cut = buffer.indexOf('\n\n');
-      if (cut >= 0) {
-        const block = buffer.slice(0, cut);
-        buffer = buffer.slice(cut + 2);
-        const frame = parse(block);
-        frames.push(frame);
-        return frame;
-      }
-      if (ended) return undefined;
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`no SSE frame within ${timeoutMs} ms`);
-      let timer: NodeJS.Timeout | undefined;
-      const chunk = await Promise.race([
-        reader.read(),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`no SSE frame within ${timeoutMs} ms`)), left);
-        }),
-      ]).finally(() => clearTimeout(timer));
-      if (chunk.done) ended = true;
-      else buffer += decoder.decode(chunk.value, { stream: true });
-    }
-  }
-
-  /** Reads messages until `count` events have arrived (or the final message). */
-  async function events(count: number): Promise<WireEvent[]> {
-    const out: WireEvent[] = [];
-    while (out.length < count) {
-      const f = await next();
-      if (f === undefined) break;
-      if (f.data === undefined) continue;
-      out.push(...(f.data.events as WireEvent[]));
-      if (f.data.isFinal) break;
-    }
-    return out;
-  }
-
-  return { res, next, events, frames, close: () => abort.abort() };
-}
+/** Opens the stream as the owner and parses SSE frames as they arrive. */
+const openStream = (params: Record<string, string>, lastEventId?: string) =>
+  openSse(t.url, TOKENS.owner, params, lastEventId === undefined ? {} : { 'last-event-id': lastEventId });
 
 describe('GET /cloud/logs/stream on an aws account', () => {
   it('history only: merged across groups oldest first, in id-carrying messages, then isFinal and close', async () => {
