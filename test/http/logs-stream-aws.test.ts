@@ -9,13 +9,6 @@ import { FAKE_CREDENTIALS, startFakeAws, type FakeAws } from '../support/fake-aw
 import { openSse, type WireEvent } from '../support/log-stream-wire.js';
 import { baseWorld, mergeWorld, ORG_A, TOKENS } from '../support/world.js';
 
-interface Frame {
-  id?: string;
-  event?: string;
-  data?: any;
-  comment?: string;
-}
-
 let t: TestApp;
 let aws: FakeAws;
 
