@@ -1,7 +1,7 @@
 import { sql, type CompiledQuery, type RawBuilder } from 'kysely';
 import { compileBoundedSqlFilter, sqlCapabilities, sqlSize, type FilterNode, type SqlBounds } from '../../logs/filter-tree/index.js';
 import type { Level } from '../../logs/level.js';
-import { byAccountAndRegion, type BackendRow, type LogTarget, type StreamSelector } from '../../logs/query/types.js';
+import { byAccountAndRegion, type BackendRow, type LogTarget } from '../../logs/query/types.js';
 import type { Db } from '../../store/db.js';
 import type { StatementRunner } from '../../store/statement-runner.js';
 import type { FetchRequest, FetchResult, LogBackend } from './types.js';
@@ -18,24 +18,6 @@ interface EventRow {
   level: string;
   json: unknown;
 }
-
-export function likePrefix(prefix: string): string {
-  return `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
-
-export function streamCondition(streams: StreamSelector): RawBuilder<boolean> {
-  switch (streams.kind) {
-    case 'all':
-      return sql<boolean>`true`;
-    case 'prefix':
-      return sql<boolean>`log_stream like ${likePrefix(streams.prefix)}`;
-    case 'names':
-      return streams.names.length === 0 ? sql<boolean>`false` : sql<boolean>`log_stream = any(${streams.names}::text[])`;
-  }
-}
-
-
-
 
 /** The streams one branch of the statement reads in its log group: the union of the sources' selectors. */
 interface GroupScope {
