@@ -8,5 +8,7 @@ export default defineConfig({
     // Two cores: PGlite instances are heavy, keep the pool small.
     pool: 'forks',
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    // The reliability files run a fast subset here and add their figures to the same summary table.
+    globalSetup: ['test/reliability/support/global-setup.ts'],
   },
 });

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { request } from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,15 +45,30 @@ describe('graceful shutdown', { timeout: 120_000 }, () => {
     const dir = tempDir();
     const server = await startServerProcess(['--demo'], { BERTH_DATA_DIR: dir });
     const events = Array.from({ length: 10_000 }, (_, i) => ({ message: `line ${i}`, timestamp: 1_700_000_000_000 + i }));
-    const inflight = fetch(`${server.url}/cloud/logs/local/events`, {
+    const body = Buffer.from(JSON.stringify({ accountId: 'acct-acme-local', region: 'eu-west-1', logGroup: 'shutdown', logStream: 's', events }));
+    // The request is in flight for certain: its headers and half its body have reached the server when
+    // SIGTERM arrives (a fixed sleep raced the connection's accept on a loaded machine).
+    const req = request(`${server.url}/cloud/logs/local/events`, {
       method: 'POST',
-      headers: { authorization: 'Bearer berth_demo_try-me-locally-0123456789', 'content-type': 'application/json' },
-      body: JSON.stringify({ accountId: 'acct-acme-local', region: 'eu-west-1', logGroup: 'shutdown', logStream: 's', events }),
+      agent: false,
+      headers: { authorization: 'Bearer berth_demo_try-me-locally-0123456789', 'content-type': 'application/json', 'content-length': body.length },
     });
-    await new Promise((r) => setTimeout(r, 30));
+    const answered = new Promise<{ status: number; text: string }>((resolve, reject) => {
+      req.on('error', reject);
+      req.on('response', (res) => {
+        let text = '';
+        res.on('data', (d: Buffer) => (text += d.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      });
+    });
+    const half = Math.floor(body.length / 2);
+    await new Promise<void>((resolve) => req.write(body.subarray(0, half), () => resolve()));
+    await new Promise((r) => setTimeout(r, 300));
     server.child.kill('SIGTERM');
-    const res = await inflight;
-    expect(res.status).toBe(202);
+    await new Promise((r) => setTimeout(r, 100));
+    req.end(body.subarray(half));
+    const res = await answered;
+    expect(res.status, res.text).toBe(202);
     expect(await server.exited, server.output()).toBe(0);
     // The data directory was closed cleanly: a new process opens it and sees the events.
     const again = await startServerProcess([], { BERTH_DATA_DIR: dir });
