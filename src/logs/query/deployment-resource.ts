@@ -73,7 +73,8 @@ export async function resolveDeploymentResourceTargets(db: Db, caller: Caller, i
     });
   }
   const account = await loadAccount(db, resource.cloud_account_id);
-  if (account === undefined) throw appError('logs:account:not-found');
+  // An account of another organization (a seed can wire one; the API cannot) answers like a missing one.
+  if (account === undefined || account.organizationId !== resource.organization_id) throw appError('logs:account:not-found');
   const snapshot = (resource.snapshot ?? {}) as Record<string, unknown>;
   const base = { account, sourceId: '', logSourceId: '' };
   if (resource.type === 'ecs-task') {

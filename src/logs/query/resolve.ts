@@ -169,11 +169,20 @@ async function loadInstances(db: Db, ids: string[]): Promise<Map<string, Instanc
   return new Map(rows.map((r) => [r.id, r]));
 }
 
+/**
+ * The `ui.logs` sources of the instances. A source whose cloud account belongs to another organization
+ * than its instance (a seed can write one; the API cannot) is left out, as if it did not exist: reading
+ * through it would hand one tenant another's logs.
+ */
 async function loadSources(db: Db, instanceIds: string[]): Promise<SourceRow[]> {
   if (instanceIds.length === 0) return [];
   return db
     .selectFrom('log_sources')
     .innerJoin('cloud_accounts', 'cloud_accounts.id', 'log_sources.cloud_account_id')
+    .innerJoin('module_instances', 'module_instances.id', 'log_sources.module_instance_id')
+    .innerJoin('environments', 'environments.id', 'module_instances.environment_id')
+    .innerJoin('projects', 'projects.id', 'environments.project_id')
+    .whereRef('cloud_accounts.organization_id', '=', 'projects.organization_id')
     .select([
       'log_sources.module_instance_id',
       'log_sources.id',
