@@ -148,6 +148,21 @@ export function appError(code: ErrorCode, options?: AppErrorOptions): AppError {
   return new AppError(code, options);
 }
 
+/**
+ * The database is unreachable, down or restarting (DESIGN §5: an outage, not a bug): 503, retry
+ * shortly. The underlying error names hosts and ports, so only superadmins see it.
+ */
+export function databaseUnavailable(cause: unknown): AppError {
+  const reason = cause instanceof Error ? cause.message : String(cause);
+  return appError('internal:server:unavailable', {
+    description: 'The database is unavailable. Retry shortly.',
+    internalDescription: `The database is unavailable: ${reason}`,
+    headers: { 'retry-after': '1' },
+    internal: true,
+    cause,
+  });
+}
+
 /** A `list` detail section, the form schema failures use to name each bad field. */
 export function listDetail(title: string, items: string[]): ErrorDetail {
   return { title, render: 'list', items };

@@ -10,6 +10,8 @@ export interface OpenOptions {
   lock?: boolean;
   /** Errors of idle PostgreSQL connections, for the log (see {@link StoreOptions.onError}). */
   onPoolError?: (error: Error) => void;
+  /** The embedded database died or was reopened (see {@link StoreOptions.onDatabaseEvent}). */
+  onDatabaseEvent?: (message: string, error?: unknown) => void;
 }
 
 export function storeTarget(config: Config, memory = false): StoreTarget {
@@ -28,7 +30,7 @@ export async function openConfiguredStore(config: Config, options: OpenOptions =
   const target = storeTarget(config, options.memory);
   const lock = target.kind === 'pglite' && target.dataDir !== undefined && options.lock !== false ? acquireLock(target.dataDir) : null;
   try {
-    const store = await openStore(target, { onError: options.onPoolError });
+    const store = await openStore(target, { onError: options.onPoolError, onDatabaseEvent: options.onDatabaseEvent });
     await migrate(store);
     let closed = false;
     return {

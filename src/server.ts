@@ -29,6 +29,12 @@ export async function startServer(config: Config, options: ServeOptions = {}): P
       if (app) app.log.error({ err: error }, 'idle database connection failed');
       else process.stderr.write(`berth: idle database connection failed: ${error.message}\n`);
     },
+    onDatabaseEvent: (message, error) => {
+      if (app) {
+        if (error === undefined) app.log.warn(message);
+        else app.log.error({ err: error }, message);
+      } else process.stderr.write(`berth: ${message}${error instanceof Error ? `: ${error.message}` : ''}\n`);
+    },
   });
   let accepting = true;
   let services: Services | undefined;
@@ -67,6 +73,22 @@ export async function startServer(config: Config, options: ServeOptions = {}): P
       })();
       return shuttingDown;
     };
+
+    // Fault injection for the reliability suite, never on unless BERTH_FAULT_INJECTION=1 (not a
+    // documented setting): SIGUSR2 makes the embedded database's next WAL write fail with EIO, so
+    // PostgreSQL PANICs and the instance dies as on a failing disk.
+    if (process.env.BERTH_FAULT_INJECTION === '1' && options.installSignalHandlers) {
+      const supervisor = opened.store.supervisor;
+      process.on('SIGUSR2', () => {
+        try {
+          if (supervisor === undefined) throw new Error('not on PGlite');
+          supervisor.injectWalWriteFailure();
+          readyApp.log.warn('fault injection: the next WAL write fails');
+        } catch (error) {
+          readyApp.log.warn({ err: error }, 'fault injection: nothing to inject into');
+        }
+      });
+    }
 
     if (options.installSignalHandlers) {
       for (const signal of ['SIGTERM', 'SIGINT'] as const) {

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
-import { AppError, appError, renderError, type ErrorCode } from '../errors.js';
+import { AppError, appError, databaseUnavailable, renderError, type ErrorCode } from '../errors.js';
+import { isDatabaseUnavailable } from '../store/unavailable.js';
 import { describeValidationErrors } from '../validation.js';
 
 /** On every response, error or not, including the ones written below Fastify. */
@@ -50,6 +51,7 @@ export function toAppError(error: FastifyError | Error): AppError {
   if (fe.statusCode !== undefined && fe.statusCode >= 400 && fe.statusCode < 500) {
     return appError('validation:request:invalid-body', { description: fe.message.slice(0, MAX_ECHO_LENGTH) });
   }
+  if (isDatabaseUnavailable(error)) return databaseUnavailable(error);
   return appError('internal:server:unexpected', {
     internal: true,
     metadata: { name: error.name, message: error.message },
@@ -104,6 +106,7 @@ function rawErrorResponse(error: AppError): string {
   const requestId = newRequestId();
   const body = JSON.stringify(renderError(error, requestId, false));
   const headers = {
+    ...error.headers,
     'content-type': 'application/json; charset=utf-8',
     'x-request-id': requestId,
     'content-length': String(Buffer.byteLength(body)),
@@ -143,6 +146,15 @@ export function installErrorHandling(app: FastifyInstance, routes: readonly { me
     return sendError(request, reply, appErr);
   });
   const allowedMethods = allowedMethodsLookup(routes);
+  // Node hands CONNECT to 'connect' listeners and, with none, leaves the connection open unanswered.
+  // Berth is no proxy: 405 on a known path (Allow names its methods), else 404; then the connection closes.
+  app.server.on('connect', (req: IncomingMessage, socket: Socket) => {
+    const allowed = req.url?.startsWith('/') === true ? allowedMethods(req.url) : [];
+    const error = allowed.length === 0 ? appError('http:route:not-found') : appError('http:method:not-allowed', { headers: { allow: allowed.join(', ') } });
+    socket.on('error', () => undefined);
+    if (socket.writable) socket.end(rawErrorResponse(error), () => socket.destroy());
+    else socket.destroy();
+  });
   // Runs outside the authenticated scope: whether a method exists on a path does not depend on the token.
   app.setNotFoundHandler((request, reply) => {
     const allowed = allowedMethods(request.url);

@@ -1,10 +1,13 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { appError } from '../../errors.js';
-import { ping, type Store } from '../../store/db.js';
+import type { Store } from '../../store/db.js';
 import { errorResponses } from '../schemas/common.js';
 
 const Status = Type.Object({ status: Type.String() });
+
+/** A readiness probe answers within this even when the database blackholes its packets. */
+export const READY_PING_TIMEOUT_MS = 2_000;
 
 /** Unauthenticated operational routes: liveness, readiness, the OpenAPI document. */
 export const healthRoutes: FastifyPluginAsyncTypebox<{ store: Store; isAcceptingTraffic: () => boolean }> = async (
@@ -30,7 +33,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ store: Store; isAccepting
     async () => {
       if (!isAcceptingTraffic()) throw appError('internal:server:unavailable', { description: 'shutting down', internal: false });
       try {
-        await ping(store.db);
+        await store.ping(READY_PING_TIMEOUT_MS);
       } catch (error) {
         throw appError('internal:server:unavailable', { description: 'database unreachable', internal: false, cause: error });
       }
