@@ -4,6 +4,7 @@ const { Packet } = dns2;
 
 /** dns2's typings omit `Packet.RCODE`; RFC 1035 §4.1.1. */
 const RCODE_NXDOMAIN = 3;
+const RCODE_SERVFAIL = 2;
 
 const TYPE_CODES = { A: Packet.TYPE.A, CNAME: Packet.TYPE.CNAME, TXT: Packet.TYPE.TXT } as const;
 
@@ -20,6 +21,8 @@ export interface TestDnsServer {
   setRecords(records: TestDnsRecord[]): void;
   /** While on, queries are counted but never answered. */
   setBlackhole(on: boolean): void;
+  /** While on, every query is answered SERVFAIL (no answers), as a broken recursive resolver does. */
+  setServfail(on: boolean): void;
   /** Queries received since start, answered or not. */
   queries(): number;
   close(): Promise<void>;
@@ -38,6 +41,7 @@ function canonical(name: string): string {
 export async function startDnsServer(): Promise<TestDnsServer> {
   let records: TestDnsRecord[] = [];
   let blackhole = false;
+  let servfail = false;
   let queryCount = 0;
 
   const server = dns2.createServer({
@@ -48,7 +52,8 @@ export async function startDnsServer(): Promise<TestDnsServer> {
       const response = Packet.createResponseFromRequest(request);
       response.header.aa = 1;
       const [question] = request.questions;
-      if (question !== undefined) {
+      if (servfail) response.header.rcode = RCODE_SERVFAIL;
+      else if (question !== undefined) {
         const name = canonical(question.name);
         const sameName = records.filter((record) => canonical(record.name) === name);
         if (sameName.length === 0) response.header.rcode = RCODE_NXDOMAIN;
@@ -85,6 +90,9 @@ export async function startDnsServer(): Promise<TestDnsServer> {
     },
     setBlackhole(on) {
       blackhole = on;
+    },
+    setServfail(on) {
+      servfail = on;
     },
     queries: () => queryCount,
     close: () => server.close(),

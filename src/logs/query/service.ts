@@ -54,6 +54,7 @@ export class LogQueryService {
   private readonly gate: Semaphore;
   /** One per query in flight; shutdown aborts them all. */
   private readonly running = new Set<AbortController>();
+  private closed = false;
 
   constructor(
     private readonly db: Db,
@@ -90,6 +91,9 @@ export class LogQueryService {
 
     // One signal for the request: client gone, deadline, or shutdown. It reaches every statement and upstream query.
     const own = new AbortController();
+    // Shutting down: a query that arrives now (on a connection still open) stops at once like the running ones,
+    // rather than hold the shutdown for up to its deadline.
+    if (this.closed) own.abort(new Error('shutting down'));
     const request = linkSignals([own.signal, context.signal], this.options.deadlineMs, 'the log query');
     this.running.add(own);
     try {
@@ -212,6 +216,7 @@ export class LogQueryService {
 
   /** Shutdown: every query still running stops, reporting its unfinished sources as missed. */
   close(): void {
+    this.closed = true;
     for (const c of this.running) c.abort(new Error('shutting down'));
   }
 }

@@ -7,6 +7,7 @@ import {
 import type { AwsClients } from '../../providers/aws/clients.js';
 import { TokenBucket } from '../../providers/aws/token-bucket.js';
 import type { CloudAccount } from '../query/types.js';
+import { linkSignals } from '../../core/abort.js';
 import { deriveLevel } from '../level.js';
 import type { HistoryCursor, StreamEvent, StreamQuery, StreamSource } from './types.js';
 
@@ -45,8 +46,8 @@ export interface AwsStreamOptions {
   maxPagesPerRead: number;
   /** FilterLogEvents `limit` (events per page, AWS max 10,000); unset: AWS's own (10,000 or 1 MB). */
   pageLimit?: number;
-  /** Region, endpoint, credentials and retries of each account's clients. */
-  aws: Pick<AwsClients, 'clientConfig'>;
+  /** Region, endpoint, credentials and retries of each account's clients, and the time limit of one call. */
+  aws: Pick<AwsClients, 'clientConfig' | 'callTimeoutMs'>;
   /** Per-client SDK overrides (tests: credentials, a fast retry strategy). */
   clientOverrides?: Record<string, unknown>;
   now?: () => number;
@@ -88,16 +89,30 @@ interface TailBatch {
 const byKey = (a: StreamEvent, b: StreamEvent) =>
   a.timestamp - b.timestamp || (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0);
 
-const toEvent = (e: FilteredLogEvent): StreamEvent | undefined => {
-  if (e.eventId === undefined || e.timestamp === undefined) return undefined;
-  const message = e.message ?? '';
+/** Thrown for an answer no event can be read from: the stream reports it rather than skip the event in silence. */
+export class UnreadableEventError extends Error {
+  override name = 'UnreadableEventError';
+}
+
+/**
+ * An event as FilterLogEvents answered it. The SDK hands JSON fields over without checking their types, so an
+ * event whose id or time is missing or of the wrong type (a broken AWS-compatible endpoint) fails the read: the
+ * stream then reports the error rather than skip the event in silence.
+ */
+const toEvent = (e: FilteredLogEvent): StreamEvent => {
+  const { eventId, timestamp, ingestionTime, message, logStreamName } = e as Record<keyof FilteredLogEvent, unknown>;
+  const text = (v: unknown) => v === undefined || v === null || typeof v === 'string';
+  if (typeof eventId !== 'string' || eventId === '' || !Number.isSafeInteger(timestamp) || !text(message) || !text(logStreamName)) {
+    throw new UnreadableEventError(`FilterLogEvents answered an event that cannot be read: ${JSON.stringify(e).slice(0, 200)}`);
+  }
+  const body = (message as string | null | undefined) ?? '';
   return {
-    eventId: e.eventId,
-    logStreamName: e.logStreamName ?? '',
-    message,
-    timestamp: e.timestamp,
-    ingestionTime: e.ingestionTime ?? e.timestamp,
-    level: deriveLevel(message),
+    eventId,
+    logStreamName: (logStreamName as string | null | undefined) ?? '',
+    message: body,
+    timestamp: timestamp as number,
+    ingestionTime: Number.isSafeInteger(ingestionTime) ? (ingestionTime as number) : (timestamp as number),
+    level: deriveLevel(body),
   };
 };
 
@@ -191,17 +206,18 @@ export class AwsStreamSource implements StreamSource<AwsCursor> {
       ...(nextToken === undefined ? {} : { nextToken }),
       ...(this.options.pageLimit === undefined ? {} : { limit: this.options.pageLimit }),
     };
+    // One call, its retries included, is bounded like every AWS call (AWS_CALL_TIMEOUT_MS): an endpoint that never
+    // answers ends the stream with an error instead of holding it, and every tail sharing its poller, forever.
+    const call = linkSignals([signal], this.options.aws.callTimeoutMs, `AWS FilterLogEvents`);
     try {
-      const out = await this.client(q.account, q.region).send(new FilterLogEventsCommand(input), { abortSignal: signal });
-      const events: StreamEvent[] = [];
-      for (const e of out.events ?? []) {
-        const event = toEvent(e);
-        if (event !== undefined) events.push(event);
-      }
+      const out = await this.client(q.account, q.region).send(new FilterLogEventsCommand(input), { abortSignal: call.signal });
+      const events = (out.events ?? []).map(toEvent);
       return out.nextToken ? { events, nextToken: out.nextToken } : { events };
     } catch (error) {
       if (isNotFound(error) && !signal.aborted) return { events: [] };
       throw error;
+    } finally {
+      call.dispose();
     }
   }
 

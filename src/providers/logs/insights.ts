@@ -5,6 +5,7 @@ import {
   StopQueryCommand,
   type ResultField,
 } from '@aws-sdk/client-cloudwatch-logs';
+import { linkSignals } from '../../core/abort.js';
 import { compileInsightsFilter, insightsCapabilities, type FilterNode } from '../../logs/filter-tree/index.js';
 import { deriveLevel, parseJsonMessage } from '../../logs/level.js';
 import { byAccountAndRegion, type BackendRow, type CloudAccount, type LogTarget, type StreamSelector } from '../../logs/query/types.js';
@@ -21,8 +22,8 @@ export interface InsightsOptions {
   /** Rows one query may return (AWS: 10,000). */
   maxRowsPerQuery?: number;
   /** Per-client SDK overrides (tests: a fast retry strategy). */
-  /** Region, endpoint, credentials and retries of each account's clients. */
-  aws: Pick<AwsClients, 'clientConfig'>;
+  /** Region, endpoint, credentials and retries of each account's clients, and the time limit of one call. */
+  aws: Pick<AwsClients, 'clientConfig' | 'callTimeoutMs'>;
   clientOverrides?: Record<string, unknown>;
 }
 
@@ -179,8 +180,13 @@ export class InsightsLogBackend implements LogBackend {
         }
       } finally {
         if (!finished) {
-          // Abandoned (timeout or client gone): free the account's query slot upstream too.
-          await client.send(new StopQueryCommand({ queryId })).catch(() => undefined);
+          // Abandoned (timeout or client gone): free the account's query slot upstream too. Bounded like any AWS
+          // call: the slots of this unit are held until it returns, and an endpoint that never answers would keep them.
+          const stop = linkSignals([], this.options.aws.callTimeoutMs, 'AWS StopQuery');
+          await client
+            .send(new StopQueryCommand({ queryId }), { abortSignal: stop.signal })
+            .catch(() => undefined)
+            .finally(() => stop.dispose());
         }
       }
     });

@@ -68,6 +68,18 @@ export interface FaultSpec {
   retryAfterSeconds?: number;
   /** Destroy the socket instead of answering (a network error on the client side). */
   reset?: boolean;
+  /** Never answer: the request stays open until the client gives up or the fake closes. */
+  hang?: boolean;
+  /**
+   * Answer this text instead of an AWS error, with `status` (default 200) and the protocol's content
+   * type: garbage, truncated JSON, a body of the wrong shape.
+   */
+  rawBody?: string;
+  /**
+   * Announce the whole answer's length, send its first half, then destroy the socket (a connection
+   * reset mid-response). The answer is `rawBody` when given, else the operation's built-in one.
+   */
+  cutMidBody?: boolean;
 }
 
 export interface DelaySpec {

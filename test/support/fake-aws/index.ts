@@ -253,6 +253,17 @@ class FakeAwsServer implements FakeAws {
         req.socket.destroy();
         return;
       }
+      if (fault.hang) {
+        // close() ends it (closeAllConnections); until then the client waits.
+        call.status = 0;
+        call.errorCode = 'HANG';
+        return;
+      }
+      if (fault.rawBody !== undefined || fault.cutMidBody) {
+        const text = fault.rawBody ?? this.builtInText(decoded, call, auth.region ?? 'us-east-1');
+        this.sendRaw(res, req, decoded.protocol, fault.status ?? 200, text, fault.cutMidBody === true, call);
+        return;
+      }
       const code = fault.code ?? 'ThrottlingException';
       const error = new AwsError(code, fault.message ?? (code.startsWith('Throttl') ? 'Rate exceeded' : `Injected ${code}`), fault.status ?? defaultStatusFor(code));
       this.sendError(res, decoded.protocol, decoded.service, error, call, fault.retryAfterSeconds);
@@ -322,6 +333,29 @@ class FakeAwsServer implements FakeAws {
       case 'sts':
         return this.sts.handle(d.op, d.input, call.accessKeyId);
     }
+  }
+
+  /** The text the operation would answer without the fault (its side effects happen). */
+  private builtInText(d: Decoded, call: RecordedCall, region: string): string {
+    const result = this.dispatch(d, call, region);
+    return d.protocol === 'json' ? JSON.stringify(result ?? {}) : String(result);
+  }
+
+  /** A raw answer (a fault): any text, or the first half of it before the socket is destroyed. */
+  private sendRaw(res: ServerResponse, req: IncomingMessage, protocol: Protocol, status: number, text: string, cut: boolean, call: RecordedCall): void {
+    call.status = cut ? 0 : status;
+    call.errorCode = cut ? 'CUT_MID_BODY' : 'RAW_BODY';
+    const bytes = Buffer.from(text, 'utf8');
+    res.writeHead(status, {
+      'content-type': protocol === 'json' ? 'application/x-amz-json-1.1' : 'text/xml',
+      'content-length': bytes.length,
+      'x-amzn-requestid': requestId(),
+    });
+    if (!cut) {
+      res.end(bytes);
+      return;
+    }
+    res.write(bytes.subarray(0, Math.floor(bytes.length / 2)), () => req.socket.destroy());
   }
 
   private sendOk(res: ServerResponse, protocol: Protocol, result: unknown, call: RecordedCall): void {
