@@ -5,6 +5,7 @@ import { appError } from '../../errors.js';
 import type { LogBackend } from '../../providers/logs/types.js';
 import { Semaphore } from '../../providers/logs/semaphore.js';
 import type { Db } from '../../store/db.js';
+import { isDatabaseUnavailable } from '../../store/unavailable.js';
 import { matches, parseFilter, planFilter, TRUE, type FilterNode } from '../filter-tree/index.js';
 import { resolveDeploymentResourceTargets } from './deployment-resource.js';
 import { cutPage, type UnitResult } from './page.js';
@@ -113,6 +114,7 @@ export class LogQueryService {
     log: FastifyBaseLogger | undefined,
   ): Promise<LogQueryResult> {
     const missed = new Set<string>();
+    let outage: unknown;
     const local = new Semaphore(Math.max(1, this.options.concurrency));
     const results = await Promise.all(
       units.map((unit) => {
@@ -140,6 +142,8 @@ export class LogQueryService {
             return result;
           },
           (error: unknown) => {
+            // Berth's own database is down: that is an outage of Berth (503, retry), not a source to report missed.
+            if (isDatabaseUnavailable(error)) outage ??= error;
             unit.targets.forEach((t) => missed.add(t.logGroup));
             log?.warn({ err: error, logGroups: unit.targets.map((t) => t.logGroup) }, 'log source could not be queried');
             return undefined;
@@ -147,6 +151,7 @@ export class LogQueryService {
         );
       }),
     );
+    if (outage !== undefined) throw outage;
     const ok = results.filter((r) => r !== undefined);
     const page = cutPage(ok, limit, window.startMs);
     return {
