@@ -1,4 +1,5 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Socket } from 'node:net';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import secureJson from 'secure-json-parse';
@@ -38,6 +39,22 @@ export interface AppDeps {
 
 const INCOMING_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** How long a closing connection keeps reading what the client still sends after the answer. */
+const LINGER_MS = 2_000;
+
+function lingeringClose(this: Socket): void {
+  if (this.writable) this.end();
+  const close = () => this.destroy();
+  if (this.readableEnded || this.destroyed) {
+    if (this.writableFinished) close();
+    else this.once('finish', close);
+    return;
+  }
+  const timer = setTimeout(close, LINGER_MS).unref();
+  this.once('end', close);
+  this.once('close', () => clearTimeout(timer));
+}
+
 /** Builds the HTTP app from its dependencies; never listens. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, store, services } = deps;
@@ -57,7 +74,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     frameworkErrors: answerFrameworkError,
     clientErrorHandler: answerClientError,
     ajv: { customOptions: { removeAdditional: false } },
+    // Node would answer a Host-less HTTP/1.1 request itself, with an empty 400: the check is in the hook below.
+    http: { requireHostHeader: false },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  // Node answers an Expect other than 100-continue itself, with an empty 417: ignore it instead (RFC 9110 §10.1.1 allows both).
+  app.server.on('checkExpectation', (req, res) => app.server.emit('request', req, res));
+  // Node closes a connection as soon as a `Connection: close` answer is written, even while the client is still
+  // sending a body nobody read (an early 401 or 413): the kernel then resets the connection and the client loses
+  // the answer. Close lingering instead: end our side, keep reading (Node discards the rest), close after a moment.
+  app.server.on('connection', (socket: Socket) => {
+    socket.destroySoon = lingeringClose;
+  });
 
   app.decorateRequest('caller', null);
   // Every route registered: read by the 405's Allow header and by the test that the OpenAPI document covers them all.
@@ -70,6 +97,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     reply.headers(SECURITY_HEADERS);
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
+      throw appError('http:request:malformed', { description: 'An HTTP/1.1 request must have a Host header.' });
+    }
   });
 
   // Only JSON bodies; an empty body is no body (bodyless POSTs from curl -H content-type).
