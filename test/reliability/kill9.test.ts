@@ -56,7 +56,7 @@ async function expectAllAcknowledgedKept(): Promise<void> {
   expect(lost.length, `events answered 202 before the kill and gone: ${lost.slice(0, 5).join(', ')}`).toBe(0);
 }
 
-describe.skipIf(skipped('kill9'))(`kill -9 under write load (${database})`, () => {
+describe.skipIf(!FULL || skipped('kill9'))(`kill -9 under write load (${database})`, () => {
   beforeAll(async () => {
     berth = await startBerth({ fixture: dbWorld() });
   });

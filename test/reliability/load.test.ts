@@ -53,7 +53,7 @@ afterAll(async () => {
   await dns?.close();
 });
 
-it.skipIf(skipped('load'))(
+it.skipIf(!SIZE.full || skipped('load'))(
   'a mix of every operation over many tenants gets no 5xx, no connection error and no timeout, and the heap does not grow',
   async () => {
     expect(FULL_CONNECTIONS).toBe(200);

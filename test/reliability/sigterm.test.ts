@@ -59,7 +59,7 @@ const SPECS: RequestSpec[] = [
   },
 ];
 
-describe.skipIf(skipped('sigterm'))('SIGTERM under load', () => {
+describe.skipIf(!FULL || skipped('sigterm'))('SIGTERM under load', () => {
   beforeAll(async () => {
     aws = await startFakeAws({ logUnexpectedErrors: false });
     aws.logs.putLogEvents('/aws/web', 'web/1', [{ timestamp: base, message: 'INFO from aws' }]);

@@ -8,7 +8,7 @@ export const SUMMARY_FILE = join(ROOT, '.reliability', 'summary.jsonl');
 /** Full runs (`npm run test:reliability`) use the issue's sizes; inside `npm test` a fast subset runs. */
 export const FULL = process.env.BERTH_RELIABILITY === 'full';
 
-/** The reliability parts that run once per CI run, not once per database: skipped when listed in RELIABILITY_SKIP. */
+/** Parts of the full suite a run may leave out (RELIABILITY_SKIP=load,kill9,sigterm); plain `npm test` never runs them. */
 export function skipped(part: 'load' | 'kill9' | 'sigterm'): boolean {
   return (process.env.RELIABILITY_SKIP ?? '').split(',').map((s) => s.trim()).includes(part);
 }
