@@ -7,21 +7,9 @@ import { openStore, type Store } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { baseWorld } from './world.js';
+import { httpRequest, type RequestOptions, type TestResponse } from './http-request.js';
 
-export interface TestResponse<T = any> {
-  status: number;
-  headers: Headers;
-  body: T;
-  text: string;
-}
-
-export interface RequestOptions {
-  token?: string;
-  body?: unknown;
-  /** Sent as is, without JSON encoding. */
-  rawBody?: string | Buffer;
-  headers?: Record<string, string>;
-}
+export type { RequestOptions, TestResponse } from './http-request.js';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -52,24 +40,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const app = await buildApp({ config, store, services });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
 
-  async function request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<TestResponse<T>> {
-    const headers: Record<string, string> = { ...opts.headers };
-    if (opts.token !== undefined) headers.authorization = `Bearer ${opts.token}`;
-    let body: string | Buffer | undefined = opts.rawBody;
-    if (opts.body !== undefined) {
-      body = JSON.stringify(opts.body);
-      headers['content-type'] ??= 'application/json';
-    }
-    const res = await fetch(`${url}${path}`, { method, headers, body: body as BodyInit | undefined });
-    const text = await res.text();
-    let parsed: unknown = undefined;
-    try {
-      parsed = text.length > 0 ? JSON.parse(text) : undefined;
-    } catch {
-      parsed = undefined;
-    }
-    return { status: res.status, headers: res.headers, body: parsed as T, text };
-  }
+  const request = <T>(method: string, path: string, opts: RequestOptions = {}) => httpRequest<T>(url, method, path, opts);
 
   return {
     app,

@@ -3,7 +3,8 @@
 import fc from 'fast-check';
 import { RE2JS } from 're2js';
 import type { FilterLeaf, FilterNode, FilterScalar } from '../../src/logs/filter-tree/schema.js';
-import { LEVELS } from '../../src/logs/level.js';
+/** DESIGN §6's levels, written out: the reliability suite uses these arbitraries and must not load src/ at run time. */
+const LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'FATAL', 'UNKNOWN'] as const;
 
 export interface FilterVocabulary {
   /** Text values: one of these words or fragments, or up to three words joined. */

@@ -5,7 +5,7 @@ import { createTestDatabase, onPostgres, type TestDatabase } from '../../support
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { ROOT, runCli } from '../../support/process.js';
-import type { TestResponse, RequestOptions } from '../../support/app.js';
+import { httpRequest, type RequestOptions, type TestResponse } from '../../support/http-request.js';
 
 /**
  * Berth as its users run it: `berth seed` then `berth serve` in a child process, reached only over
@@ -141,24 +141,7 @@ export async function startBerth(options: BerthOptions): Promise<Berth> {
     dataDir,
     databaseUrl,
     env,
-    async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<TestResponse<T>> {
-      const headers: Record<string, string> = { ...opts.headers };
-      if (opts.token !== undefined) headers.authorization = `Bearer ${opts.token}`;
-      let body: string | Buffer | undefined = opts.rawBody;
-      if (opts.body !== undefined) {
-        body = JSON.stringify(opts.body);
-        headers['content-type'] ??= 'application/json';
-      }
-      const res = await fetch(`${berth.url}${path}`, { method, headers, body: body as BodyInit | undefined });
-      const text = await res.text();
-      let parsed: unknown;
-      try {
-        parsed = text.length > 0 ? JSON.parse(text) : undefined;
-      } catch {
-        parsed = undefined;
-      }
-      return { status: res.status, headers: res.headers, body: parsed as T, text };
-    },
+    request: <T>(method: string, path: string, opts: RequestOptions = {}) => httpRequest<T>(berth.url, method, path, opts),
     async restart(extra = {}) {
       Object.assign(env, extra);
       berth.server = await spawnBerth(env);

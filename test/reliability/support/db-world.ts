@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { TestResponse } from '../../support/app.js';
+import type { TestResponse } from '../../support/http-request.js';
 import { expectError } from '../../support/assertions.js';
 import { baseWorld, mergeWorld, TOKENS } from '../../support/world.js';
 import type { Berth } from './berth-process.js';

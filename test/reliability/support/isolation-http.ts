@@ -1,5 +1,5 @@
 // One request of the isolation matrix and what came back, reduced to what the matrix compares.
-import type { RequestOptions, TestResponse } from '../../support/app.js';
+import type { RequestOptions, TestResponse } from '../../support/http-request.js';
 
 /** Anything that sends a request to a Berth process (`Berth` of berth-process.ts). */
 export interface Http {
