@@ -53,6 +53,11 @@ export const ConfigSchema = Type.Object({
   STREAM_MAX_PER_PRINCIPAL: Int(1, 10_000, 10),
   STREAM_MAX_DURATION_MS: Int(1_000, 86_400_000, 3 * 3_600_000),
   STREAM_BATCH_SIZE: Int(1, 10_000, 500),
+  /**
+   * Tests only: SIGUSR2 makes the embedded database's next WAL write fail with EIO, so PostgreSQL
+   * PANICs and the instance dies as on a failing disk (the reliability suite checks Berth recovers).
+   */
+  BERTH_FAULT_INJECTION: Type.Boolean({ default: false }),
 });
 
 export type Config = Static<typeof ConfigSchema>;

@@ -74,10 +74,7 @@ export async function startServer(config: Config, options: ServeOptions = {}): P
       return shuttingDown;
     };
 
-    // Fault injection for the reliability suite, never on unless BERTH_FAULT_INJECTION=1 (not a
-    // documented setting): SIGUSR2 makes the embedded database's next WAL write fail with EIO, so
-    // PostgreSQL PANICs and the instance dies as on a failing disk.
-    if (process.env.BERTH_FAULT_INJECTION === '1' && options.installSignalHandlers) {
+    if (config.BERTH_FAULT_INJECTION && options.installSignalHandlers) {
       const supervisor = opened.store.supervisor;
       process.on('SIGUSR2', () => {
         try {
