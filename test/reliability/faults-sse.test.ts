@@ -6,6 +6,7 @@ import { expectError } from '../support/assertions.js';
 import { openSse } from '../support/log-stream-wire.js';
 import { baseWorld, mergeWorld, ORG_A, TOKENS } from '../support/world.js';
 import { startBerth, type Berth } from './support/berth-process.js';
+import { heapAfterGc, inspectorNodeOptions, inspectorUrl } from './support/load-inspector.js';
 import { eventually, metric, rawStream, recordLatency, seedLocalEvents, timed } from './support/faults-world.js';
 import { FULL, recordSummary } from './support/summary.js';
 
@@ -19,6 +20,8 @@ const HEALTHZ_BOUND_MS = 1_000;
 const QUERY_BOUND_MS = 2_000;
 
 let berth: Berth;
+/** Berth's inspector: memory is measured after forced garbage collections, so garbage does not count. */
+let inspector: string;
 const base = Date.now() - 3_600_000;
 
 beforeAll(async () => {
@@ -32,8 +35,14 @@ beforeAll(async () => {
       ],
       logEvents: Array.from({ length: 50 }, (_, i) => ({ cloudAccountId: 'acc-local', region: 'us-east-1', logGroup: '/app/small', logStream: 'web/1', timestamp: base + i, message: `INFO small ${i}` })),
     }),
-    env: { STREAM_MAX_PER_PRINCIPAL: String(MAX_STREAMS), BODY_LIMIT_BYTES: String(8 * 1024 * 1024), STREAM_POLL_INTERVAL_MS: '200' },
+    env: {
+      STREAM_MAX_PER_PRINCIPAL: String(MAX_STREAMS),
+      BODY_LIMIT_BYTES: String(8 * 1024 * 1024),
+      STREAM_POLL_INTERVAL_MS: '200',
+      NODE_OPTIONS: inspectorNodeOptions(),
+    },
   });
+  inspector = inspectorUrl(berth.server.output());
   await seedLocalEvents(berth, TOKENS.owner, BIG, EVENTS, MESSAGE_BYTES, base, 7_000_000);
 }, 300_000);
 afterAll(async () => berth?.close());
@@ -64,14 +73,10 @@ async function otherClients(rounds: number): Promise<{ healthz: number; query: n
   return { healthz, query };
 }
 
-/** Heap used plus external memory (Buffers) of the Berth process: the least of a few samples, so garbage not yet collected weighs less. */
+/** Heap used plus external memory (Buffers) of the Berth process, after forced garbage collections. */
 async function memory(): Promise<number> {
-  const samples: number[] = [];
-  for (let i = 0; i < 3; i++) {
-    samples.push((await metric(berth, 'nodejs_heap_size_used_bytes')) + (await metric(berth, 'nodejs_external_memory_bytes')));
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return Math.min(...samples);
+  const heap = await heapAfterGc(inspector);
+  return heap + (await metric(berth, 'nodejs_external_memory_bytes'));
 }
 
 const gaugeBackTo = (value: number) => eventually(async () => (await metric(berth, GAUGE)) === value, 5_000);
@@ -104,36 +109,42 @@ describe('a log-stream client that stops reading', () => {
     const baseline = await metric(berth, GAUGE);
     const before = await memory();
     const s = rawStream(berth, TOKENS.owner, bigParams({ tail: true }));
-    await s.until(64 * 1024);
-    s.socket.pause();
-    // New events for its tail too: a stalled subscriber must not make the server keep them for it.
-    await seedLocalEvents(berth, TOKENS.owner, BIG, 2_000, MESSAGE_BYTES, Date.now(), 7_000_000);
-    await new Promise((r) => setTimeout(r, 1_500));
-    const others = await otherClients(5);
-    expect(await metric(berth, GAUGE)).toBe(baseline + 1);
-    const during = await memory();
-    const received = s.received();
-    // What the server wrote that the client did not take sits in socket buffers: far less than the history.
-    expect(received).toBeLessThan(HISTORY_BYTES / 2);
-    const growth = during - before;
-    // Measured without a forced GC, so garbage counts too: the fast subset's 20 MB history leaves a looser
-    // bound than the full run's 100 MB; either is far below holding the history for the stalled client.
-    const bound = FULL ? HISTORY_BYTES / 4 : HISTORY_BYTES / 2;
-    recordSummary({
-      area: 'faults',
-      check: `SSE client stopped reading (${(HISTORY_BYTES / 1e6).toFixed(0)} MB history + tail): server memory growth`,
-      result: `${(growth / 1e6).toFixed(1)} MB (bound ${(bound / 1e6).toFixed(0)} MB); client got ${(received / 1e6).toFixed(1)} MB`,
-      ok: growth < bound,
-    });
-    expect(growth).toBeLessThan(bound);
-    recordLatency('/healthz while an SSE client stops reading', others.healthz, HEALTHZ_BOUND_MS);
-    recordLatency('log query while an SSE client stops reading', others.query, QUERY_BOUND_MS);
-    s.socket.destroy();
+    try {
+      await stalled(s, baseline, before);
+    } finally {
+      s.socket.destroy();
+    }
     const released = await timed(() => gaugeBackTo(baseline));
     expect(released.value).toBe(true);
     recordLatency('SSE client that stopped reading, then vanished: open streams back', released.ms, 2_000);
   });
 });
+
+/** The stalled client's part: it stops reading; Berth keeps no buffer for it and serves the others. */
+async function stalled(s: ReturnType<typeof rawStream>, baseline: number, before: number): Promise<void> {
+  await s.until(64 * 1024);
+  s.socket.pause();
+  // New events for its tail too: a stalled subscriber must not make the server keep them for it.
+  await seedLocalEvents(berth, TOKENS.owner, BIG, 2_000, MESSAGE_BYTES, Date.now(), 7_000_000);
+  await new Promise((r) => setTimeout(r, 1_500));
+  const others = await otherClients(5);
+  expect(await metric(berth, GAUGE)).toBe(baseline + 1);
+  const during = await memory();
+  const received = s.received();
+  // What the server wrote that the client did not take sits in socket buffers: far less than the history.
+  expect(received).toBeLessThan(HISTORY_BYTES / 2);
+  const growth = during - before;
+  const bound = HISTORY_BYTES / 4;
+  recordSummary({
+    area: 'faults',
+    check: `SSE client stopped reading (${(HISTORY_BYTES / 1e6).toFixed(0)} MB history + tail): server memory growth`,
+    result: `${(growth / 1e6).toFixed(1)} MB (bound ${(bound / 1e6).toFixed(0)} MB); client got ${(received / 1e6).toFixed(1)} MB`,
+    ok: growth < bound,
+  });
+  expect(growth).toBeLessThan(bound);
+  recordLatency('/healthz while an SSE client stops reading', others.healthz, HEALTHZ_BOUND_MS);
+  recordLatency('log query while an SSE client stops reading', others.query, QUERY_BOUND_MS);
+}
 
 describe('after the misbehaving clients', () => {
   it('the principal opens streams up to its cap again, and one more is refused', async () => {
