@@ -4,21 +4,15 @@ import { join } from 'node:path';
 import { createTestDatabase, onPostgres, type TestDatabase } from '../../support/database.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import { ROOT, runCli } from '../../support/process.js';
+import { ROOT, runCli, type ServerProcess } from '../../support/process.js';
 import { httpRequest, type RequestOptions, type TestResponse } from '../../support/http-request.js';
 
 /**
  * Berth as its users run it: `berth seed` then `berth serve` in a child process, reached only over
  * HTTP. The reliability suite guards a restructure, so it never imports the app's internals.
+ * `output()` keeps the last 256 KiB the process wrote.
  */
-export interface BerthProcess {
-  child: ChildProcess;
-  url: string;
-  /** The last 256 KiB the process wrote (stdout and stderr). */
-  output: () => string;
-  exited: Promise<number | null>;
-  stop(signal?: NodeJS.Signals): Promise<number | null>;
-}
+export type BerthProcess = ServerProcess;
 
 const CLI = join(ROOT, 'src', 'cli', 'main.ts');
 const KEEP_OUTPUT = 256 * 1024;
