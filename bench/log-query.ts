@@ -4,7 +4,7 @@
  * the obvious single statement (all groups in one WHERE, ORDER BY … LIMIT).
  */
 import { sql } from 'kysely';
-import type { Caller } from '../src/auth/caller.js';
+import type { Caller } from '../src/core/caller.js';
 import { loadConfig } from '../src/config.js';
 import { loadFixture } from '../src/fixtures/load.js';
 import { createServices } from '../src/services/index.js';
@@ -17,7 +17,9 @@ const EVENTS = Number(process.env.BENCH_EVENTS ?? 1_000_000);
 const DAY = 86_400_000;
 
 async function seed(store: Store, end: number): Promise<void> {
-  const have = await sql<{ n: number }>`select count(*)::int as n from log_events where cloud_account_id = 'bench-acct'`.execute(store.db);
+  const have = await sql<{
+    n: number;
+  }>`select count(*)::int as n from log_events where cloud_account_id = 'bench-acct'`.execute(store.db);
   if ((have.rows[0]?.n ?? 0) === EVENTS) return;
   await sql`delete from log_events where cloud_account_id = 'bench-acct'`.execute(store.db).catch(() => undefined);
   await loadFixture(store.db, {
@@ -29,7 +31,9 @@ async function seed(store: Store, end: number): Promise<void> {
       id: `bench-mi-${i}`,
       environmentId: 'bench-env',
       name: `svc-${i}`,
-      logSources: [{ id: 'app', kind: 'ui.logs', cloudAccountId: 'bench-acct', region: 'eu-west-1', logGroup: `/bench/svc-${i}` }],
+      logSources: [
+        { id: 'app', kind: 'ui.logs', cloudAccountId: 'bench-acct', region: 'eu-west-1', logGroup: `/bench/svc-${i}` },
+      ],
     })),
   });
   const t0 = Date.now();
@@ -54,7 +58,13 @@ export async function benchLogQuery(target: StoreTarget, label: string): Promise
   const end = Date.UTC(2026, 0, 2);
   await seed(store, end);
   const services = createServices(store, loadConfig({}, { LOG_LEVEL: 'silent' }));
-  const caller: Caller = { principalId: 'bench', keyId: 'bench', superadmin: true, keyOrganizationId: null, memberships: new Map() };
+  const caller: Caller = {
+    principalId: 'bench',
+    keyId: 'bench',
+    superadmin: true,
+    keyOrganizationId: null,
+    memberships: new Map(),
+  };
   const base = { startTime: end - DAY, endTime: end, environmentId: 'bench-env' };
   const groups = Array.from({ length: SOURCES }, (_, i) => `/bench/svc-${i}`);
 
@@ -68,14 +78,34 @@ export async function benchLogQuery(target: StoreTarget, label: string): Promise
     baseline,
     await time('Berth: environment, limit 1000', () => services.logs.query(caller, { ...base, limit: 1000 })),
     await time('Berth: environment, limit 1000, level ERROR', () =>
-      services.logs.query(caller, { ...base, limit: 1000, filter: { kind: 'level', levels: ['ERROR'] } })),
+      services.logs.query(caller, { ...base, limit: 1000, filter: { kind: 'level', levels: ['ERROR'] } }),
+    ),
     await time('Berth: environment, limit 1000, field status = 203', () =>
-      services.logs.query(caller, { ...base, limit: 1000, filter: { kind: 'field', path: 'status', op: 'eq', value: 203 } })),
+      services.logs.query(caller, {
+        ...base,
+        limit: 1000,
+        filter: { kind: 'field', path: 'status', op: 'eq', value: 203 },
+      }),
+    ),
     await time('Berth: environment, limit 1000, not text contains "request 1"', () =>
-      services.logs.query(caller, { ...base, limit: 1000, filter: { kind: 'not', node: { kind: 'text', op: 'contains', value: 'request 1' } } })),
-    await time('Berth: environment, limit 1000, level FATAL (no match: whole window)', () =>
-      services.logs.query(caller, { ...base, limit: 1000, filter: { kind: 'level', levels: ['FATAL'] } }), 5, 1),
-    await time('Berth: environment, complete (10,000 rows)', () => services.logs.query(caller, { ...base, complete: true }), 5, 1),
+      services.logs.query(caller, {
+        ...base,
+        limit: 1000,
+        filter: { kind: 'not', node: { kind: 'text', op: 'contains', value: 'request 1' } },
+      }),
+    ),
+    await time(
+      'Berth: environment, limit 1000, level FATAL (no match: whole window)',
+      () => services.logs.query(caller, { ...base, limit: 1000, filter: { kind: 'level', levels: ['FATAL'] } }),
+      5,
+      1,
+    ),
+    await time(
+      'Berth: environment, complete (10,000 rows)',
+      () => services.logs.query(caller, { ...base, complete: true }),
+      5,
+      1,
+    ),
   ];
   const page = await services.logs.query(caller, { ...base, limit: 1000 });
   if (page.resultCount !== 1000) throw new Error(`expected 1000 rows, got ${page.resultCount}`);

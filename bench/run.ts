@@ -12,7 +12,8 @@ const only = process.argv[2];
 console.log(`# Berth benchmarks (node ${process.version})`);
 if (!only || only === 'log-query') {
   await benchLogQuery({ kind: 'pglite', dataDir: resolve('.bench-data/pglite') }, 'PGlite');
-  if (process.env.BENCH_DATABASE_URL) await benchLogQuery({ kind: 'postgres', url: process.env.BENCH_DATABASE_URL }, 'PostgreSQL');
+  if (process.env.BENCH_DATABASE_URL)
+    await benchLogQuery({ kind: 'postgres', url: process.env.BENCH_DATABASE_URL }, 'PostgreSQL');
 }
 if (!only || only === 'ingest') {
   await benchIngest();

@@ -200,7 +200,11 @@ async function run(subscribers: number): Promise<Run> {
   const target = { accountId: 'bench-acct', region: 'eu-west-1', logGroup: GROUP, logStream: 'app/1' };
   const write = (message: string) => services.ingest.ingest(null, target, [{ message }]);
 
-  const subs = new Subscribers(`${base}/cloud/logs/stream?accountId=bench-acct&logGroups=${encodeURIComponent(GROUP)}&logStreamPrefix=app%2F&tail=true`, subscribers, total);
+  const subs = new Subscribers(
+    `${base}/cloud/logs/stream?accountId=bench-acct&logGroups=${encodeURIComponent(GROUP)}&logStreamPrefix=app%2F&tail=true`,
+    subscribers,
+    total,
+  );
   try {
     await subs.opened;
     // Every subscriber is in the tail once it has a live event.
@@ -225,17 +229,21 @@ async function run(subscribers: number): Promise<Run> {
 
     const deadline = Date.now() + 30_000;
     for (let p = await subs.progress(); p.minCount < total; p = await subs.progress()) {
-      if (Date.now() > deadline) throw new Error(`only ${p.minCount} of ${total} events reached the slowest subscriber`);
+      if (Date.now() > deadline)
+        throw new Error(`only ${p.minCount} of ${total} events reached the slowest subscriber`);
       await sleep(50);
     }
     const result = await subs.finish();
     // Every subscriber received every event, exactly once.
     const short = result.counts.filter((c) => c !== total).length;
     if (result.counts.length !== subscribers || short > 0 || result.dupes > 0 || result.errors.length > 0) {
-      throw new Error(`delivery incomplete: ${short} subscribers short, ${result.dupes} repeats, errors: ${result.errors.slice(0, 3).join('; ')}`);
+      throw new Error(
+        `delivery incomplete: ${short} subscribers short, ${result.dupes} repeats, errors: ${result.errors.slice(0, 3).join('; ')}`,
+      );
     }
     const delays = [...result.delays].sort((a, b) => a - b);
-    if (delays.length !== subscribers * total) throw new Error(`expected ${subscribers * total} deliveries, measured ${delays.length}`);
+    if (delays.length !== subscribers * total)
+      throw new Error(`expected ${subscribers * total} deliveries, measured ${delays.length}`);
     const at = (q: number) => delays[Math.min(delays.length - 1, Math.floor(q * delays.length))]!;
     return {
       subscribers,

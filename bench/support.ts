@@ -24,7 +24,14 @@ export async function time(name: string, fn: () => Promise<unknown>, runs = 15, 
 export function report(title: string, rows: Timing[], baseline?: Timing): void {
   console.log(`\n## ${title}`);
   for (const r of rows) {
-    const ratio = baseline && r !== baseline ? `  ×${(r.medianMs / baseline.medianMs).toFixed(2)} of baseline` : r === baseline ? '  (baseline)' : '';
-    console.log(`  ${r.name.padEnd(58)} median ${r.medianMs.toFixed(1).padStart(8)} ms   p95 ${r.p95Ms.toFixed(1).padStart(8)} ms${ratio}`);
+    const ratio =
+      baseline && r !== baseline
+        ? `  ×${(r.medianMs / baseline.medianMs).toFixed(2)} of baseline`
+        : r === baseline
+          ? '  (baseline)'
+          : '';
+    console.log(
+      `  ${r.name.padEnd(58)} median ${r.medianMs.toFixed(1).padStart(8)} ms   p95 ${r.p95Ms.toFixed(1).padStart(8)} ms${ratio}`,
+    );
   }
 }

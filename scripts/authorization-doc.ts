@@ -16,7 +16,9 @@ try {
   const { document, cases } = await observe(berth);
   writeFileSync(join(ROOT, DOCUMENT_PATH), document);
   const differing = cases.filter((c) => c.difference !== undefined).length;
-  process.stdout.write(`wrote ${DOCUMENT_PATH}${differing > 0 ? ` (${differing} isolation cases differ: see the document)` : ''}\n`);
+  process.stdout.write(
+    `wrote ${DOCUMENT_PATH}${differing > 0 ? ` (${differing} isolation cases differ: see the document)` : ''}\n`,
+  );
 } finally {
   await berth.close();
 }

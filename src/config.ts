@@ -67,7 +67,10 @@ export class ConfigError extends Error {
 }
 
 /** Parses the environment; a bad value names its variable. */
-export function loadConfig(env: Record<string, string | undefined> = process.env, overrides: Partial<Config> = {}): Config {
+export function loadConfig(
+  env: Record<string, string | undefined> = process.env,
+  overrides: Partial<Config> = {},
+): Config {
   const known = Object.keys(ConfigSchema.properties);
   const raw: Record<string, unknown> = {};
   for (const key of known) {

@@ -15,7 +15,8 @@ export interface OpenOptions {
 }
 
 export function storeTarget(config: Config, memory = false): StoreTarget {
-  if (config.DATABASE_URL !== undefined) return { kind: 'postgres', url: config.DATABASE_URL, statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS };
+  if (config.DATABASE_URL !== undefined)
+    return { kind: 'postgres', url: config.DATABASE_URL, statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS };
   return memory ? { kind: 'pglite' } : { kind: 'pglite', dataDir: resolve(config.BERTH_DATA_DIR) };
 }
 
@@ -28,7 +29,10 @@ export interface OpenedStore {
 /** Opens and migrates the configured database, taking the PGlite directory lock. */
 export async function openConfiguredStore(config: Config, options: OpenOptions = {}): Promise<OpenedStore> {
   const target = storeTarget(config, options.memory);
-  const lock = target.kind === 'pglite' && target.dataDir !== undefined && options.lock !== false ? acquireLock(target.dataDir) : null;
+  const lock =
+    target.kind === 'pglite' && target.dataDir !== undefined && options.lock !== false
+      ? acquireLock(target.dataDir)
+      : null;
   try {
     const store = await openStore(target, { onError: options.onPoolError, onDatabaseEvent: options.onDatabaseEvent });
     await migrate(store);

@@ -5,11 +5,16 @@ import { SingleBar, Presets } from 'cli-progress';
 import type { Config } from '../config.js';
 import { openConfiguredStore } from '../runtime.js';
 import { readLock } from '../store/data-dir-lock.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../core/errors.js';
 import { IngestTimestampSchema } from '../http/routes/log-ingest.js';
-import { epochMsOf } from '../logs/query/time.js';
-import { LogIngestService, MAX_EVENTS_PER_INGEST, type IngestEvent, type IngestTarget } from '../services/log-ingest.js';
-import { strictAjv } from '../validation.js';
+import { epochMsOf } from '../core/log-time.js';
+import {
+  LogIngestService,
+  MAX_EVENTS_PER_INGEST,
+  type IngestEvent,
+  type IngestTarget,
+} from '../services/log-ingest.js';
+import { strictAjv } from '../http/validation.js';
 import { CliError } from './cli-error.js';
 
 export interface IngestOptions {
@@ -46,7 +51,10 @@ export function lineToEvent(line: string, format: IngestOptions['format'], lineN
     const keys = v !== null && typeof v === 'object' ? Object.keys(v) : [];
     const isEvent = typeof v?.message === 'string' && keys.every((k) => k === 'message' || k === 'timestamp');
     if (isEvent && (v.timestamp === undefined || typeof v.timestamp === 'number' || typeof v.timestamp === 'string')) {
-      if (v.timestamp !== undefined && !(isTimestamp(v.timestamp) && !Number.isNaN(epochMsOf(v.timestamp as number | string)))) {
+      if (
+        v.timestamp !== undefined &&
+        !(isTimestamp(v.timestamp) && !Number.isNaN(epochMsOf(v.timestamp as number | string)))
+      ) {
         throw new CliError(
           `line ${lineNo}: timestamp ${JSON.stringify(v.timestamp)} must be epoch milliseconds or an RFC 3339 date-time ` +
             'from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z',
@@ -68,30 +76,44 @@ async function serverSink(url: string, token: string, target: IngestTarget): Pro
       body: JSON.stringify({ ...target, events }),
     });
     if (response.status !== 202) {
-      const body = (await response.json().catch(() => ({}))) as { code?: string; message?: string; description?: string; details?: { items?: string[] }[] };
+      const body = (await response.json().catch(() => ({}))) as {
+        code?: string;
+        message?: string;
+        description?: string;
+        details?: { items?: string[] }[];
+      };
       throw new CliError(`server answered ${response.status} ${body.code ?? ''}: ${describeFailure(body)}`.trim());
     }
   };
 }
 
 /** An error object as one line, with the fields its details name. */
-function describeFailure(e: { message?: string; description?: string; details?: readonly { items?: string[] }[] }): string {
+function describeFailure(e: {
+  message?: string;
+  description?: string;
+  details?: readonly { items?: string[] }[];
+}): string {
   const items = (e.details ?? []).flatMap((d) => d.items ?? []);
   return [e.message, e.description, ...items].filter((part) => part !== undefined && part !== '').join(' ');
 }
 
 export async function ingestCommand(config: Config, file: string | undefined, opts: IngestOptions): Promise<void> {
-  const target: IngestTarget = { accountId: opts.account, region: opts.region, logGroup: opts.group, logStream: opts.stream };
+  const target: IngestTarget = {
+    accountId: opts.account,
+    region: opts.region,
+    logGroup: opts.group,
+    logStream: opts.stream,
+  };
   const holder = config.DATABASE_URL === undefined ? readLock(resolve(config.BERTH_DATA_DIR)) : null;
   const url = opts.url ?? holder?.url;
-  let close = async () => undefined as void;
+  let close: () => Promise<void> = async () => {};
   let sink: Sink;
   if (url !== undefined) {
     const token = opts.token ?? process.env.BERTH_TOKEN;
     if (!token) {
       throw new CliError(
         `a Berth server is running at ${url}${holder ? ` (pid ${holder.pid}) and holds the data directory` : ''}; ` +
-          'pass --token or set BERTH_TOKEN (an admin of the account\'s organization) to ingest through it',
+          "pass --token or set BERTH_TOKEN (an admin of the account's organization) to ingest through it",
       );
     }
     sink = await serverSink(url, token, target);
@@ -108,7 +130,10 @@ export async function ingestCommand(config: Config, file: string | undefined, op
 
   const input = file === undefined || file === '-' ? process.stdin : createReadStream(file);
   const total = file !== undefined && file !== '-' ? statSync(file).size : 0;
-  const bar = opts.progress && total > 0 && process.stderr.isTTY ? new SingleBar({ stream: process.stderr }, Presets.shades_classic) : null;
+  const bar =
+    opts.progress && total > 0 && process.stderr.isTTY
+      ? new SingleBar({ stream: process.stderr }, Presets.shades_classic)
+      : null;
   bar?.start(total, 0);
   let batch: IngestEvent[] = [];
   let batchBytes = 0;

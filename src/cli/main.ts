@@ -15,8 +15,16 @@ export const DEMO_TOKEN = 'berth_demo_try-me-locally-0123456789';
 
 /** Errors a user can act on are printed as one message; anything else with its stack. */
 function fail(error: unknown): never {
-  if (error instanceof ConfigError || error instanceof FixtureError || error instanceof DataDirLocked || error instanceof CliError) {
-    const hint = error instanceof DataDirLocked ? '\nStop the server first, or point this command at it (see `berth --help`).' : '';
+  if (
+    error instanceof ConfigError ||
+    error instanceof FixtureError ||
+    error instanceof DataDirLocked ||
+    error instanceof CliError
+  ) {
+    const hint =
+      error instanceof DataDirLocked
+        ? '\nStop the server first, or point this command at it (see `berth --help`).'
+        : '';
     process.stderr.write(`berth: ${error.message}${hint}\n`);
   } else {
     process.stderr.write(`berth: ${(error as Error)?.stack ?? String(error)}\n`);
@@ -136,7 +144,10 @@ export function buildCli(): Command {
     .requiredOption('--group <name>', 'log group')
     .requiredOption('--stream <name>', 'log stream')
     .addOption(
-      new Option('--format <format>', 'text: each line is a message; json: each line is {"message", "timestamp"?}; auto: json lines of that form, else text')
+      new Option(
+        '--format <format>',
+        'text: each line is a message; json: each line is {"message", "timestamp"?}; auto: json lines of that form, else text',
+      )
         .choices(['auto', 'text', 'json'])
         .default('text'),
     )

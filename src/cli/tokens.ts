@@ -1,4 +1,4 @@
-import { generateKeyId, generateToken, hashToken } from '../auth/tokens.js';
+import { generateKeyId, generateToken, hashToken } from '../core/tokens.js';
 import type { Db } from '../store/db.js';
 import { CliError } from './cli-error.js';
 
@@ -9,7 +9,11 @@ export async function createToken(
   const principal = await db.selectFrom('principals').select('id').where('id', '=', opts.principal).executeTakeFirst();
   if (principal === undefined) throw new CliError(`no principal '${opts.principal}'`);
   if (opts.organization !== undefined) {
-    const org = await db.selectFrom('organizations').select('id').where('id', '=', opts.organization).executeTakeFirst();
+    const org = await db
+      .selectFrom('organizations')
+      .select('id')
+      .where('id', '=', opts.organization)
+      .executeTakeFirst();
     if (org === undefined) throw new CliError(`no organization '${opts.organization}'`);
   }
   if (opts.expiresInDays !== undefined && !(Number.isInteger(opts.expiresInDays) && opts.expiresInDays > 0)) {
@@ -32,6 +36,10 @@ export async function createToken(
 }
 
 export async function revokeToken(db: Db, keyId: string): Promise<void> {
-  const result = await db.updateTable('api_keys').set({ revoked_at: new Date() }).where('id', '=', keyId).executeTakeFirst();
+  const result = await db
+    .updateTable('api_keys')
+    .set({ revoked_at: new Date() })
+    .where('id', '=', keyId)
+    .executeTakeFirst();
   if (result.numUpdatedRows === 0n) throw new CliError(`no key '${keyId}'`);
 }

@@ -13,7 +13,11 @@ export class DeadlineError extends Error {
   override name = 'TimeoutError';
 }
 
-export function linkSignals(parents: readonly (AbortSignal | undefined)[], timeoutMs?: number, what = 'the work'): LinkedSignal {
+export function linkSignals(
+  parents: readonly (AbortSignal | undefined)[],
+  timeoutMs?: number,
+  what = 'the work',
+): LinkedSignal {
   const controller = new AbortController();
   const cleanups: (() => void)[] = [];
   const dispose = () => {

@@ -4,10 +4,10 @@ import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import secureJson from 'secure-json-parse';
 import type { Config } from '../config.js';
-import { appError } from '../errors.js';
+import { appError } from '../core/errors.js';
 import type { Services } from '../services/index.js';
 import type { Store } from '../store/db.js';
-import { authHook } from './auth.js';
+import { authHook } from './plugins/auth.js';
 import {
   answerClientError,
   answerFrameworkError,
@@ -15,10 +15,10 @@ import {
   MAX_PARAM_LENGTH,
   newRequestId,
   SECURITY_HEADERS,
-} from './error-handler.js';
-import { installMetrics } from './metrics.js';
+} from './plugins/error-handler.js';
+import { installMetrics } from './plugins/metrics.js';
 import { ErrorSchema } from './schemas/common.js';
-import { validatorCompiler } from '../validation.js';
+import { validatorCompiler } from './validation.js';
 import { healthRoutes } from './routes/health.js';
 import { logIngestRoutes } from './routes/log-ingest.js';
 import { logQueryRoutes } from './routes/logs-query.js';

@@ -47,7 +47,10 @@ export function awsFailure(service: ProviderService, operation: string, error: u
     details.awsCode = name;
   }
   if (typeof e.$metadata?.requestId === 'string') details.awsRequestId = e.$metadata.requestId;
-  const attempts = typeof e.$metadata?.attempts === 'number' && e.$metadata.attempts > 1 ? ` after ${e.$metadata.attempts} attempts` : '';
+  const attempts =
+    typeof e.$metadata?.attempts === 'number' && e.$metadata.attempts > 1
+      ? ` after ${e.$metadata.attempts} attempts`
+      : '';
   const text =
     name === 'AbortError' || name === 'TimeoutError'
       ? `AWS ${operation} did not answer in time`

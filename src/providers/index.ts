@@ -1,12 +1,12 @@
 import type { Config } from '../config.js';
 import type { Db } from '../store/db.js';
 import { AwsClients, type AwsAccount, type AwsOptions } from './aws/clients.js';
-import { AcmCertificateAuthority } from './certificates/aws.js';
-import { LocalCertificateAuthority } from './certificates/local.js';
-import type { CertificateAuthority } from './certificates/types.js';
-import { Route53DnsZone } from './dns/aws.js';
-import { LocalDnsZone } from './dns/local.js';
-import type { DnsZone } from './dns/types.js';
+import { AcmCertificateAuthority } from './aws/certificate-authority.js';
+import { LocalCertificateAuthority } from './local/certificate-authority.js';
+import type { CertificateAuthority } from './certificate-authority.js';
+import { Route53DnsZone } from './aws/dns-zone.js';
+import { LocalDnsZone } from './local/dns-zone.js';
+import type { DnsZone } from './dns-zone.js';
 
 export interface ProviderOverrides {
   /** Options of the AWS clients (tests: short retry backoffs, static credentials). */
@@ -38,7 +38,9 @@ export function parseAcmArn(arn: string | null | undefined): AcmArn | null {
  */
 export function chooseAwsAccount(accounts: AwsAccount[], arn: AcmArn | null): AwsAccount | undefined {
   const score = (a: AwsAccount) =>
-    arn === null ? 0 : (ROLE_ARN_ACCOUNT.exec(a.roleArn ?? '')?.[1] === arn.accountId ? 2 : 0) + (a.region === arn.region ? 1 : 0);
+    arn === null
+      ? 0
+      : (ROLE_ARN_ACCOUNT.exec(a.roleArn ?? '')?.[1] === arn.accountId ? 2 : 0) + (a.region === arn.region ? 1 : 0);
   return [...accounts].sort((a, b) => score(b) - score(a) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))[0];
 }
 
@@ -56,7 +58,11 @@ export class Providers {
     config: Config,
     private readonly overrides: ProviderOverrides = {},
   ) {
-    this.aws = new AwsClients({ maxAttempts: config.AWS_MAX_ATTEMPTS, callTimeoutMs: config.AWS_CALL_TIMEOUT_MS, ...overrides.aws });
+    this.aws = new AwsClients({
+      maxAttempts: config.AWS_MAX_ATTEMPTS,
+      callTimeoutMs: config.AWS_CALL_TIMEOUT_MS,
+      ...overrides.aws,
+    });
     this.local = { authority: new LocalCertificateAuthority(), zone: new LocalDnsZone(db) };
   }
 
@@ -72,7 +78,8 @@ export class Providers {
 
   async dnsZoneFor(organizationId: string, arn: string | null = null): Promise<DnsZone> {
     const account = chooseAwsAccount(await this.awsAccounts(organizationId), parseAcmArn(arn));
-    const zone = account === undefined ? this.local.zone : new Route53DnsZone(this.aws.route53(account), this.aws.callTimeoutMs);
+    const zone =
+      account === undefined ? this.local.zone : new Route53DnsZone(this.aws.route53(account), this.aws.callTimeoutMs);
     return this.overrides.wrapDnsZone?.(zone) ?? zone;
   }
 
@@ -88,6 +95,12 @@ export class Providers {
       .where('provider', '=', 'aws')
       .orderBy('id')
       .execute();
-    return rows.map((r) => ({ id: r.id, region: r.region, roleArn: r.role_arn, externalId: r.external_id, endpoint: r.endpoint }));
+    return rows.map((r) => ({
+      id: r.id,
+      region: r.region,
+      roleArn: r.role_arn,
+      externalId: r.external_id,
+      endpoint: r.endpoint,
+    }));
   }
 }

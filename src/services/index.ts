@@ -1,16 +1,16 @@
 import type { Config } from '../config.js';
 import type { Store } from '../store/db.js';
 import type { ProviderOverrides } from '../providers/index.js';
-import type { CertificateRetryService } from './certificate-retry.js';
-import { createDomainServices } from './domain-services.js';
-import type { DomainService } from './domains.js';
-import type { NameAvailabilityService } from './name-availability.js';
-import { LogQueryService } from '../logs/query/service.js';
-import { AwsStreamSource } from '../logs/stream/aws-source.js';
-import { LocalStreamSource } from '../logs/stream/local-source.js';
-import { LogStreamService } from '../logs/stream/service.js';
-import { createLogBackends, type LogBackends } from '../providers/logs/index.js';
-import type { InsightsOptions } from '../providers/logs/insights.js';
+import type { CertificateRetryService } from './domains/certificate-retry.js';
+import { createDomainServices } from './domains/index.js';
+import type { DomainService } from './domains/domains.js';
+import type { NameAvailabilityService } from './domains/name-availability.js';
+import { LogQueryService } from './log-query/service.js';
+import { AwsStreamSource } from '../providers/aws/log-stream-source.js';
+import { LocalStreamSource } from '../providers/local/log-stream-source.js';
+import { LogStreamService } from './log-stream/service.js';
+import { createLogBackends, type LogBackends } from '../providers/log-backends.js';
+import type { InsightsOptions } from '../providers/aws/log-backend.js';
 import { LogIngestService } from './log-ingest.js';
 import { ModuleCategoryService } from './module-categories.js';
 import { OrganizationService } from './organizations.js';
@@ -40,14 +40,21 @@ export interface ServiceOverrides {
 export function createServices(store: Store, config: Config, overrides: ServiceOverrides = {}): Services {
   const domainServices = createDomainServices(store.db, config, overrides.providers);
   const logBackends = createLogBackends(store, config, overrides.insights);
-  const awsStream = new AwsStreamSource({ aws: logBackends.awsClients, clientOverrides: overrides.insights?.clientOverrides });
-  const streams = new LogStreamService(store.db, { local: new LocalStreamSource(store.db), aws: awsStream }, {
-    pollIntervalMs: config.STREAM_POLL_INTERVAL_MS,
-    keepAliveMs: config.STREAM_KEEPALIVE_MS,
-    maxPerPrincipal: config.STREAM_MAX_PER_PRINCIPAL,
-    maxDurationMs: config.STREAM_MAX_DURATION_MS,
-    batchSize: config.STREAM_BATCH_SIZE,
+  const awsStream = new AwsStreamSource({
+    aws: logBackends.awsClients,
+    clientOverrides: overrides.insights?.clientOverrides,
   });
+  const streams = new LogStreamService(
+    store.db,
+    { local: new LocalStreamSource(store.db), aws: awsStream },
+    {
+      pollIntervalMs: config.STREAM_POLL_INTERVAL_MS,
+      keepAliveMs: config.STREAM_KEEPALIVE_MS,
+      maxPerPrincipal: config.STREAM_MAX_PER_PRINCIPAL,
+      maxDurationMs: config.STREAM_MAX_DURATION_MS,
+      batchSize: config.STREAM_BATCH_SIZE,
+    },
+  );
   const logs = new LogQueryService(store.db, logBackends.forProvider, {
     sourceTimeoutMs: config.LOG_QUERY_SOURCE_TIMEOUT_MS,
     deadlineMs: config.LOG_QUERY_DEADLINE_MS,

@@ -1,7 +1,7 @@
-import { canRead, canWrite, type Caller } from '../auth/caller.js';
-import { appError } from '../errors.js';
-import { insertLocalEvents, newEventId } from '../logs/local-events.js';
-import { epochMsOf, invalidTime } from '../logs/query/time.js';
+import { canRead, canWrite, type Caller } from '../core/caller.js';
+import { appError } from '../core/errors.js';
+import { insertLocalEvents, newEventId } from '../store/repositories/log-events.js';
+import { epochMsOf, invalidTime } from '../core/log-time.js';
 import type { Db } from '../store/db.js';
 
 export const MAX_EVENTS_PER_INGEST = 10_000;
@@ -44,7 +44,9 @@ export class LogIngestService {
     }
     if (caller !== null && !canWrite(caller, account.organization_id)) throw appError('auth:permission:denied');
     if (account.provider !== 'local') {
-      throw appError('logs:account:not-local', { metadata: { accountId: target.accountId, provider: account.provider } });
+      throw appError('logs:account:not-local', {
+        metadata: { accountId: target.accountId, provider: account.provider },
+      });
     }
     if (events.length > MAX_EVENTS_PER_INGEST) {
       throw appError('logs:ingest:too-large', { description: `At most ${MAX_EVENTS_PER_INGEST} events per request.` });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { canRead, canWrite, visibleOrganizations, type Caller } from '../auth/caller.js';
-import { appError } from '../errors.js';
+import { canRead, canWrite, visibleOrganizations, type Caller } from '../core/caller.js';
+import { appError } from '../core/errors.js';
 import type { Db } from '../store/db.js';
 import type { ModuleCategoriesTable } from '../store/schema.js';
 import type { Selectable } from 'kysely';

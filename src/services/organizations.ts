@@ -1,9 +1,16 @@
-import { canRead, type Caller } from '../auth/caller.js';
-import { appError } from '../errors.js';
+import { canRead, type Caller } from '../core/caller.js';
+import { appError } from '../core/errors.js';
 import type { Db } from '../store/db.js';
 
 /** The spec's identity providers, in the order the API lists them. */
-export const IDENTITY_PROVIDERS = ['EMAIL_PASSWORD', 'CODE_HOST_1', 'CODE_HOST_2', 'SOCIAL_1', 'WORKFORCE_1', 'SSO_BROKER'] as const;
+export const IDENTITY_PROVIDERS = [
+  'EMAIL_PASSWORD',
+  'CODE_HOST_1',
+  'CODE_HOST_2',
+  'SOCIAL_1',
+  'WORKFORCE_1',
+  'SSO_BROKER',
+] as const;
 export type IdentityProvider = (typeof IDENTITY_PROVIDERS)[number];
 
 const ORDER = new Map<string, number>(IDENTITY_PROVIDERS.map((p, i) => [p, i]));

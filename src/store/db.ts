@@ -11,7 +11,9 @@ export type Db = Kysely<Tables>;
 export type Executor = Kysely<Tables> | Transaction<Tables>;
 
 /** Where the data lives: a PostgreSQL server, PGlite on disk, or PGlite in memory. */
-export type StoreTarget = { kind: 'postgres'; url: string; statementTimeoutMs?: number } | { kind: 'pglite'; dataDir?: string };
+export type StoreTarget =
+  | { kind: 'postgres'; url: string; statementTimeoutMs?: number }
+  | { kind: 'pglite'; dataDir?: string };
 
 export interface Store {
   db: Db;
@@ -70,7 +72,9 @@ export async function openStore(target: StoreTarget, options: StoreOptions = {})
       options: '-c jit=off',
       types: {
         getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-          oid === INT8_OID ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+          oid === INT8_OID
+            ? (v: string) => Number(v)
+            : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
       },
     });
     const report = (error: Error) => {
@@ -142,7 +146,10 @@ export async function openStore(target: StoreTarget, options: StoreOptions = {})
 export async function ping(db: Db, timeoutMs = CONNECT_TIMEOUT_MS): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new DatabaseUnavailableError(`the database did not answer within ${timeoutMs} ms`)), timeoutMs);
+    timer = setTimeout(
+      () => reject(new DatabaseUnavailableError(`the database did not answer within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
   });
   const query = sql`select 1`.execute(db);
   query.catch(() => undefined);

@@ -41,8 +41,17 @@ export class PGliteSupervisor {
     private readonly retryDelayMs: number,
   ) {}
 
-  static async open(dataDir: string | undefined, options: PGliteOptions, settings: SupervisorSettings = {}): Promise<PGliteSupervisor> {
-    const supervisor = new PGliteSupervisor(dataDir, options, settings.log ?? (() => undefined), settings.retryDelayMs ?? 250);
+  static async open(
+    dataDir: string | undefined,
+    options: PGliteOptions,
+    settings: SupervisorSettings = {},
+  ): Promise<PGliteSupervisor> {
+    const supervisor = new PGliteSupervisor(
+      dataDir,
+      options,
+      settings.log ?? (() => undefined),
+      settings.retryDelayMs ?? 250,
+    );
     supervisor.#lite = await PGlite.create(dataDir, options);
     return supervisor;
   }
@@ -61,14 +70,17 @@ export class PGliteSupervisor {
   instance(): PGlite {
     if (this.#closed) throw new DatabaseUnavailableError('the embedded database is closed');
     if (this.#lite === undefined) {
-      throw new DatabaseUnavailableError(this.dataDir === undefined ? 'the in-memory database died' : 'the embedded database is being reopened');
+      throw new DatabaseUnavailableError(
+        this.dataDir === undefined ? 'the in-memory database died' : 'the embedded database is being reopened',
+      );
     }
     return this.#lite;
   }
 
   /** Runs `fn` on `lite`, which must still be live; a fatal error marks it dead and becomes DatabaseUnavailableError. */
   async use<T>(lite: PGlite, fn: (lite: PGlite) => Promise<T>): Promise<T> {
-    if (this.#dead.has(lite) || this.#closed) throw new DatabaseUnavailableError('the embedded database died during this request');
+    if (this.#dead.has(lite) || this.#closed)
+      throw new DatabaseUnavailableError('the embedded database died during this request');
     try {
       return await fn(lite);
     } catch (error) {
@@ -109,7 +121,9 @@ export class PGliteSupervisor {
       } catch (error) {
         this.log(`reopening the embedded database failed (attempt ${attempt})`, error);
         // Backing off: a directory that cannot be opened now will not be in a millisecond either.
-        await new Promise((resolve) => setTimeout(resolve, Math.min(this.retryDelayMs * 2 ** (attempt - 1), MAX_RETRY_DELAY_MS)));
+        await new Promise((resolve) =>
+          setTimeout(resolve, Math.min(this.retryDelayMs * 2 ** (attempt - 1), MAX_RETRY_DELAY_MS)),
+        );
       }
     }
   }
@@ -146,6 +160,7 @@ export class PGliteSupervisor {
       createAdapter: () => new PostgresAdapter(),
       createDriver: () => new SupervisedDriver(this),
       createQueryCompiler: () => new PostgresQueryCompiler(),
+      // biome-ignore lint/suspicious/noExplicitAny: Kysely's dialect interface is untyped in the schema
       createIntrospector: (db: Kysely<any>) => new PostgresIntrospector(db),
     };
   }
@@ -225,8 +240,12 @@ class SupervisedConnection implements DatabaseConnection {
   async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
     await yieldWhenTurnSpent();
     this.#lite ??= this.supervisor.instance();
-    const result = await this.supervisor.use(this.#lite, (lite) => lite.query<R>(compiledQuery.sql, [...compiledQuery.parameters]));
-    return result.affectedRows ? { numAffectedRows: BigInt(result.affectedRows), rows: result.rows } : { rows: result.rows };
+    const result = await this.supervisor.use(this.#lite, (lite) =>
+      lite.query<R>(compiledQuery.sql, [...compiledQuery.parameters]),
+    );
+    return result.affectedRows
+      ? { numAffectedRows: BigInt(result.affectedRows), rows: result.rows }
+      : { rows: result.rows };
   }
 
   async *streamQuery<R>(compiledQuery: CompiledQuery, chunkSize = 100): AsyncIterableIterator<QueryResult<R>> {

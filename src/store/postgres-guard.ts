@@ -11,6 +11,7 @@ export function guardedDialect(dialect: Dialect): Dialect {
     createAdapter: () => dialect.createAdapter(),
     createDriver: () => new GuardedDriver(dialect.createDriver()),
     createQueryCompiler: () => dialect.createQueryCompiler(),
+    // biome-ignore lint/suspicious/noExplicitAny: Kysely's dialect interface is untyped in the schema
     createIntrospector: (db: Kysely<any>) => dialect.createIntrospector(db),
   };
 }
@@ -23,7 +24,8 @@ const rethrow = (error: unknown): never => {
 function guard(connection: DatabaseConnection): DatabaseConnection {
   return new Proxy(connection, {
     get(target, property) {
-      if (property === 'executeQuery') return (query: Parameters<DatabaseConnection['executeQuery']>[0]) => target.executeQuery(query).catch(rethrow);
+      if (property === 'executeQuery')
+        return (query: Parameters<DatabaseConnection['executeQuery']>[0]) => target.executeQuery(query).catch(rethrow);
       if (property === 'streamQuery') {
         return async function* (query: Parameters<DatabaseConnection['streamQuery']>[0], chunkSize?: number) {
           try {

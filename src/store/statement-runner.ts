@@ -22,7 +22,9 @@ export function postgresRunner(pool: pg.Pool): StatementRunner {
       const pending = client.query(query.sql, query.parameters as unknown[]);
       const active = (client as unknown as { activeQuery?: unknown }).activeQuery;
       const cancel = () => {
-        new (pg.Client as unknown as new (options: unknown) => { cancel(c: unknown, q: unknown): void })(pool.options).cancel(client, active);
+        new (pg.Client as unknown as new (options: unknown) => { cancel(c: unknown, q: unknown): void })(
+          pool.options,
+        ).cancel(client, active);
       };
       signal.addEventListener('abort', cancel, { once: true });
       try {
@@ -46,6 +48,7 @@ export function postgresRunner(pool: pg.Pool): StatementRunner {
  * signal is honoured before it starts, and statements are kept short instead (bounded size,
  * no user regex, a row limit).
  */
+// biome-ignore lint/suspicious/noExplicitAny: runs compiled statements of any schema
 export function pgliteRunner(db: Kysely<any>): StatementRunner {
   return async <R>(query: CompiledQuery<R>, signal: AbortSignal): Promise<R[]> => {
     signal.throwIfAborted();

@@ -46,7 +46,11 @@ const PG_CLIENT_MESSAGES = [
 export function isConnectionFailure(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string' && (NETWORK_CODES.has(code) || (/^[0-9A-Z]{5}$/.test(code) && unavailableSqlState(code)))) return true;
+  if (
+    typeof code === 'string' &&
+    (NETWORK_CODES.has(code) || (/^[0-9A-Z]{5}$/.test(code) && unavailableSqlState(code)))
+  )
+    return true;
   return PG_CLIENT_MESSAGES.some((m) => error.message.includes(m));
 }
 

@@ -21,7 +21,14 @@ function setup() {
     projects: [{ id: 'p', organizationId: 'org-a', name: 'P' }],
     environments: [{ id: 'e', projectId: 'p', name: 'prod' }],
     moduleInstances: [
-      { id: 'mi', environmentId: 'e', name: 'svc', logSources: [{ id: 'app', kind: 'ui.logs', cloudAccountId: 'local-a', region: 'eu-west-1', logGroup: 'ingested' }] },
+      {
+        id: 'mi',
+        environmentId: 'e',
+        name: 'svc',
+        logSources: [
+          { id: 'app', kind: 'ui.logs', cloudAccountId: 'local-a', region: 'eu-west-1', logGroup: 'ingested' },
+        ],
+      },
     ],
   });
   const fixture = join(dir, 'world.yaml');
@@ -55,7 +62,12 @@ describe('berth logs ingest', () => {
     const { dir, fixture, env } = setup();
     expect((await runCli(['seed', fixture], env)).code).toBe(0);
     const file = join(dir, 'lines.log');
-    writeFileSync(file, ['ERROR first', '{"message":"second","timestamp":1700000000000}', '', '{"level":"warn","msg":"third"}'].join('\n'));
+    writeFileSync(
+      file,
+      ['ERROR first', '{"message":"second","timestamp":1700000000000}', '', '{"level":"warn","msg":"third"}'].join(
+        '\n',
+      ),
+    );
     const direct = await runCli(['logs', 'ingest', ...target, '--format', 'auto', file], env);
     expect(direct.code, direct.stderr).toBe(0);
     expect(direct.stderr).toMatch(/ingested 3 events/);
@@ -64,13 +76,19 @@ describe('berth logs ingest', () => {
     try {
       const refused = await runCli(['logs', 'ingest', ...target, file], env);
       expect(refused.code).toBe(1);
-      expect(refused.stderr).toMatch(/server is running at http:\/\/127\.0\.0\.1:\d+ .*pass --token or set BERTH_TOKEN/);
+      expect(refused.stderr).toMatch(
+        /server is running at http:\/\/127\.0\.0\.1:\d+ .*pass --token or set BERTH_TOKEN/,
+      );
 
       const viewer = await runCli(['logs', 'ingest', ...target, '--token', TOKENS.viewer, file], env);
       expect(viewer.code).toBe(1);
       expect(viewer.stderr).toMatch(/403 auth:permission:denied/);
 
-      const viaServer = await runCli(['logs', 'ingest', ...target], { ...env, BERTH_TOKEN: TOKENS.owner }, 'from stdin 1\nfrom stdin 2\n');
+      const viaServer = await runCli(
+        ['logs', 'ingest', ...target],
+        { ...env, BERTH_TOKEN: TOKENS.owner },
+        'from stdin 1\nfrom stdin 2\n',
+      );
       expect(viaServer.code, viaServer.stderr).toBe(0);
 
       const { rows } = await queryAll(server.url);
@@ -94,7 +112,11 @@ describe('berth logs ingest', () => {
   it('refuses a non-local account with a clear message', async () => {
     const { fixture, env } = setup();
     await runCli(['seed', fixture], env);
-    const run = await runCli(['logs', 'ingest', '--account', 'aws-a', '--region', 'eu-west-1', '--group', 'g', '--stream', 's'], env, 'x\n');
+    const run = await runCli(
+      ['logs', 'ingest', '--account', 'aws-a', '--region', 'eu-west-1', '--group', 'g', '--stream', 's'],
+      env,
+      'x\n',
+    );
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/only be ingested into a local cloud account/);
   }, 120_000);

@@ -23,7 +23,10 @@ describe('berth serve --demo', { timeout: 120_000 }, () => {
   it('serves the demo world, prints a token, and the printed curl commands work as printed', async () => {
     const server = await startServerProcess(['--demo'], { BERTH_DATA_DIR: tempDir() });
     try {
-      const curls = server.output().split('\n').filter((l) => l.trim().startsWith('curl '));
+      const curls = server
+        .output()
+        .split('\n')
+        .filter((l) => l.trim().startsWith('curl '));
       expect(curls).toHaveLength(3);
       expect(server.output()).toMatch(/Demo token.*berth_demo_/);
       const results = [];
@@ -44,14 +47,29 @@ describe('graceful shutdown', { timeout: 120_000 }, () => {
   it('finishes an in-flight request, closes the database and exits 0 on SIGTERM', async () => {
     const dir = tempDir();
     const server = await startServerProcess(['--demo'], { BERTH_DATA_DIR: dir });
-    const events = Array.from({ length: 10_000 }, (_, i) => ({ message: `line ${i}`, timestamp: 1_700_000_000_000 + i }));
-    const body = Buffer.from(JSON.stringify({ accountId: 'acct-acme-local', region: 'eu-west-1', logGroup: 'shutdown', logStream: 's', events }));
+    const events = Array.from({ length: 10_000 }, (_, i) => ({
+      message: `line ${i}`,
+      timestamp: 1_700_000_000_000 + i,
+    }));
+    const body = Buffer.from(
+      JSON.stringify({
+        accountId: 'acct-acme-local',
+        region: 'eu-west-1',
+        logGroup: 'shutdown',
+        logStream: 's',
+        events,
+      }),
+    );
     // The request is in flight for certain: its headers and half its body have reached the server when
     // SIGTERM arrives (a fixed sleep raced the connection's accept on a loaded machine).
     const req = request(`${server.url}/cloud/logs/local/events`, {
       method: 'POST',
       agent: false,
-      headers: { authorization: 'Bearer berth_demo_try-me-locally-0123456789', 'content-type': 'application/json', 'content-length': body.length },
+      headers: {
+        authorization: 'Bearer berth_demo_try-me-locally-0123456789',
+        'content-type': 'application/json',
+        'content-length': body.length,
+      },
     });
     const answered = new Promise<{ status: number; text: string }>((resolve, reject) => {
       req.on('error', reject);
@@ -114,7 +132,9 @@ describe('berth seed and token', { timeout: 180_000 }, () => {
 
     const server = await startServerProcess([], env);
     try {
-      const ok = await fetch(`${server.url}/organizations/org-a/permitted-identity-providers`, { headers: { authorization: `Bearer ${token}` } });
+      const ok = await fetch(`${server.url}/organizations/org-a/permitted-identity-providers`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
       expect(ok.status).toBe(200);
       expect(server.output()).not.toContain(token);
       expect(server.output()).not.toContain(TOKENS.owner);
@@ -125,7 +145,9 @@ describe('berth seed and token', { timeout: 180_000 }, () => {
     expect((await runCli(['token', 'revoke', keyId], env)).code).toBe(0);
     const server2 = await startServerProcess([], env);
     try {
-      const denied = await fetch(`${server2.url}/organizations/org-a/permitted-identity-providers`, { headers: { authorization: `Bearer ${token}` } });
+      const denied = await fetch(`${server2.url}/organizations/org-a/permitted-identity-providers`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
       expect(denied.status).toBe(401);
     } finally {
       await server2.stop();

@@ -21,7 +21,9 @@ beforeAll(async () => {
   dns = await startDnsServer();
   t = await startTestApp({
     fixture: domainWorld({
-      cloudAccounts: [{ id: 'acct-a-aws', organizationId: ORG_A, provider: 'aws', region: 'eu-west-1', endpoint: aws.endpoint }],
+      cloudAccounts: [
+        { id: 'acct-a-aws', organizationId: ORG_A, provider: 'aws', region: 'eu-west-1', endpoint: aws.endpoint },
+      ],
       certificates: CERTS.map((n) => ({
         id: `cert-acm-${n}`,
         moduleInstanceId: 'mi-a-web',
@@ -58,29 +60,35 @@ beforeEach(() => {
   dns.setBlackhole(false);
   zoneId = aws.route53.hostedZones()[0]?.id ?? aws.route53.createHostedZone('acme.example');
   for (const n of CERTS) {
-    if (aws.acm.get(arn(n)) === undefined) aws.acm.addCertificate({ arn: arn(n), domainName: `m${n}.acme.example` }, 'eu-west-1');
+    if (aws.acm.get(arn(n)) === undefined)
+      aws.acm.addCertificate({ arn: arn(n), domainName: `m${n}.acme.example` }, 'eu-west-1');
   }
 });
 
-const retry = (id: string, token: string = TOKENS.owner) => t.request('POST', `/managed-certificates/${id}/retry-validation`, { token });
-const stored = (id: string) => t.store.db.selectFrom('certificates').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+const retry = (id: string, token: string = TOKENS.owner) =>
+  t.request('POST', `/managed-certificates/${id}/retry-validation`, { token });
+const stored = (id: string) =>
+  t.store.db.selectFrom('certificates').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
 describe('retry-validation with the aws providers (ACM, Route 53)', () => {
-  it('publishes ACM\'s validation records in the Route 53 zone of a managed domain and answers ACM\'s status', async () => {
+  it("publishes ACM's validation records in the Route 53 zone of a managed domain and answers ACM's status", async () => {
     const res = await retry('cert-acm-1');
     expect(res.body).toEqual({ data: { certificateId: 'cert-acm-1', status: 'PENDINGVALIDATION' } });
     const wanted = aws.acm.get(arn(1))!.domainValidationOptions[0]!.resourceRecord!;
     const record = aws.route53.findRecord(wanted.name, 'CNAME');
     expect(record?.values).toEqual([wanted.value.replace(/\.$/, '')]);
     expect(aws.callsTo('ChangeResourceRecordSets')[0]!.input.HostedZoneId).toBe(zoneId);
-    expect(aws.callsTo('DescribeCertificate')[0]).toMatchObject({ region: 'eu-west-1', input: { CertificateArn: arn(1) } });
+    expect(aws.callsTo('DescribeCertificate')[0]).toMatchObject({
+      region: 'eu-west-1',
+      input: { CertificateArn: arn(1) },
+    });
     // ACM's records are kept, so the domain list shows what ACM asks for.
     expect((await stored('cert-acm-1')).validation_records).toEqual([
       { name: wanted.name.replace(/\.$/, ''), type: 'CNAME', value: wanted.value.replace(/\.$/, '') },
     ]);
   });
 
-  it('answers ISSUED, with ACM\'s dates, once ACM has validated the certificate', async () => {
+  it("answers ISSUED, with ACM's dates, once ACM has validated the certificate", async () => {
     aws.acm.setStatus(arn(2), 'ISSUED', '2026-03-01T12:00:00Z');
     expect((await retry('cert-acm-2')).body.data.status).toBe('ISSUED');
     const row = await stored('cert-acm-2');
@@ -116,7 +124,11 @@ describe('retry-validation with the aws providers (ACM, Route 53)', () => {
     aws.failNext('DescribeCertificate', { code: 'AccessDeniedException', message: 'not allowed' });
     const denied = await retry('cert-acm-5', TOKENS.superadmin);
     expectError(denied, 502, 'certificates:authority:failed');
-    expect(denied.body.metadata).toMatchObject({ provider: 'aws', operation: 'DescribeCertificate', awsCode: 'AccessDeniedException' });
+    expect(denied.body.metadata).toMatchObject({
+      provider: 'aws',
+      operation: 'DescribeCertificate',
+      awsCode: 'AccessDeniedException',
+    });
     expect(denied.body.description).toBe('AWS DescribeCertificate failed: AccessDeniedException: not allowed');
   });
 
@@ -158,7 +170,11 @@ describe('retry-validation with the aws providers (ACM, Route 53)', () => {
     dns.setRecords(
       domain.records
         .filter((r: { role: string }) => r.role !== 'CERTIFICATE_VALIDATION')
-        .map((r: { name: string; type: 'CNAME' | 'TXT'; expected: string }) => ({ name: r.name, type: r.type, value: r.expected })),
+        .map((r: { name: string; type: 'CNAME' | 'TXT'; expected: string }) => ({
+          name: r.name,
+          type: r.type,
+          value: r.expected,
+        })),
     );
     expect((await list()).verified).toBe(true);
   });

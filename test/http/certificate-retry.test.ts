@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/http/app.js';
-import type { CertificateAuthority } from '../../src/providers/certificates/types.js';
-import type { DnsZone } from '../../src/providers/dns/types.js';
+import type { CertificateAuthority } from '../../src/providers/certificate-authority.js';
+import type { DnsZone } from '../../src/providers/dns-zone.js';
 import { ProviderError } from '../../src/providers/errors.js';
 import { createServices, type ServiceOverrides, type Services } from '../../src/services/index.js';
 import { startTestApp, type TestApp } from '../support/app.js';
@@ -30,7 +30,9 @@ const overrides: ServiceOverrides = {
         hooks.describeCalls += 1;
         if (hooks.describeDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, hooks.describeDelayMs));
         if (hooks.failDescribe) {
-          throw new ProviderError('certificate-authority', authority.provider, 'The authority is down.', { operation: 'describe' });
+          throw new ProviderError('certificate-authority', authority.provider, 'The authority is down.', {
+            operation: 'describe',
+          });
         }
         return authority.describe(certificate);
       },
@@ -39,7 +41,8 @@ const overrides: ServiceOverrides = {
     wrapDnsZone: (zone: DnsZone): DnsZone => ({
       provider: zone.provider,
       upsert: async (records) => {
-        if (hooks.failUpsert) throw new ProviderError('dns-zone', zone.provider, 'The zone is read-only today.', { operation: 'upsert' });
+        if (hooks.failUpsert)
+          throw new ProviderError('dns-zone', zone.provider, 'The zone is read-only today.', { operation: 'upsert' });
         return zone.upsert(records);
       },
       checkAll: (records) => zone.checkAll(records),
@@ -55,7 +58,11 @@ const pending = (id: string, name: string, records: { name: string; type: string
   validationRecords: records,
 });
 
-const cname = (n: number) => ({ name: `_v${n}.c${n}.acme.example`, type: 'CNAME', value: `_t${n}.acm-validations.aws` });
+const cname = (n: number) => ({
+  name: `_v${n}.c${n}.acme.example`,
+  type: 'CNAME',
+  value: `_t${n}.acm-validations.aws`,
+});
 
 let t: TestApp;
 let dns: TestDnsServer;
@@ -88,7 +95,8 @@ beforeEach(() => {
   dns.setRecords([]);
 });
 
-const retry = (id: string, token: string = TOKENS.admin) => t.request('POST', `/managed-certificates/${id}/retry-validation`, { token });
+const retry = (id: string, token: string = TOKENS.admin) =>
+  t.request('POST', `/managed-certificates/${id}/retry-validation`, { token });
 
 async function stored(id: string) {
   return t.store.db.selectFrom('certificates').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
@@ -236,7 +244,7 @@ describe('POST /managed-certificates/{id}/retry-validation: who may, and which c
     expectError(await retry('cert-p3', TOKENS.member), 403, 'auth:permission:denied');
   });
 
-  it('answers another organization\'s certificate exactly like an unknown one', async () => {
+  it("answers another organization's certificate exactly like an unknown one", async () => {
     const other = await retry('cert-b', TOKENS.owner);
     const unknown = await retry('cert-nope', TOKENS.owner);
     expectError(other, 404, 'certificates:certificate:not-found');

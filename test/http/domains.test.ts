@@ -27,7 +27,12 @@ interface Domain {
 
 /** 1,000 names in an instance of their own, with look-alikes that sort differently by collation and repeated names. */
 function bulkDomains(): { id: string; moduleInstanceId: string; domainName: string; managedByService: boolean }[] {
-  const shapes = (i: number) => [`n${i}.bulk.example`, `n-${i}.bulk.example`, `n${i}-x.bulk.example`, `a.n${i}.bulk.example`];
+  const shapes = (i: number) => [
+    `n${i}.bulk.example`,
+    `n-${i}.bulk.example`,
+    `n${i}-x.bulk.example`,
+    `a.n${i}.bulk.example`,
+  ];
   return Array.from({ length: 1000 }, (_, i) => ({
     id: `bulk-${(i * 7919) % 1000}`,
     moduleInstanceId: 'mi-bulk',
@@ -82,7 +87,7 @@ function published(domain: Domain, targetAddress = '192.0.2.1'): TestDnsRecord[]
 }
 
 describe('GET /domains: the domains of a module instance', () => {
-  it('answers each domain with exactly the spec\'s fields, the records to publish and its certificate', async () => {
+  it("answers each domain with exactly the spec's fields, the records to publish and its certificate", async () => {
     const res = await list('moduleInstanceId=mi-a-web');
     expect(res.status).toBe(200);
     const www = (res.body.data as Domain[]).find((d) => d.id === 'd-www')!;
@@ -96,8 +101,20 @@ describe('GET /domains: the domains of a module instance', () => {
       moduleInstanceId: 'mi-a-web',
       records: [
         { name: 'www.acme.example', type: 'CNAME', expected: 'lb-1.elb.example', ownership: 'USER', role: 'ROUTING' },
-        { name: '_berth-verification.www.acme.example', type: 'TXT', expected: ownership.expected, ownership: 'USER', role: 'OWNERSHIP_VERIFICATION' },
-        { name: '_v1.www.acme.example', type: 'CNAME', expected: '_t1.acm-validations.aws', ownership: 'USER', role: 'CERTIFICATE_VALIDATION' },
+        {
+          name: '_berth-verification.www.acme.example',
+          type: 'TXT',
+          expected: ownership.expected,
+          ownership: 'USER',
+          role: 'OWNERSHIP_VERIFICATION',
+        },
+        {
+          name: '_v1.www.acme.example',
+          type: 'CNAME',
+          expected: '_t1.acm-validations.aws',
+          ownership: 'USER',
+          role: 'CERTIFICATE_VALIDATION',
+        },
       ],
       certificate: {
         arn: 'arn:aws:acm:eu-west-1:111122223333:certificate/www',
@@ -125,7 +142,13 @@ describe('GET /domains: the domains of a module instance', () => {
   it('routes through an alias A record when the domain has a target zone, and omits routing without a target', async () => {
     const domains = await domainsOf('mi-a-web');
     const apex = domains.get('acme.example')!;
-    expect(apex.records[0]).toEqual({ name: 'acme.example', type: 'A', expected: 'lb-1.elb.example', ownership: 'USER', role: 'ROUTING' });
+    expect(apex.records[0]).toEqual({
+      name: 'acme.example',
+      type: 'A',
+      expected: 'lb-1.elb.example',
+      ownership: 'USER',
+      role: 'ROUTING',
+    });
     expect(apex.targetZoneId).toBe('ZLB1');
     const bare = domains.get('bare.acme.example')!;
     expect(bare.records.map((r) => r.role)).toEqual(['OWNERSHIP_VERIFICATION']);
@@ -134,7 +157,7 @@ describe('GET /domains: the domains of a module instance', () => {
     expect(bare.parent).toBeUndefined();
   });
 
-  it('marks every record of a managed domain as the service\'s, and shows only the certificate fields it has', async () => {
+  it("marks every record of a managed domain as the service's, and shows only the certificate fields it has", async () => {
     const apps = (await domainsOf('mi-a-web')).get('*.apps.acme.example')!;
     expect(apps.managedByService).toBe(true);
     expect(apps.url).toBe('https://*.apps.acme.example');
@@ -150,15 +173,21 @@ describe('GET /domains: the domains of a module instance', () => {
   it('names the parent wildcard of a nested domain, in the same instance or another one of the organization', async () => {
     const web = await domainsOf('mi-a-web');
     const parentInWeb = { name: 'web', projectId: 'prj-a', environmentId: 'env-a', moduleInstanceId: 'mi-a-web' };
-    expect(web.get('api.apps.acme.example')).toMatchObject({ parent: parentInWeb, parentDomainName: '*.apps.acme.example' });
+    expect(web.get('api.apps.acme.example')).toMatchObject({
+      parent: parentInWeb,
+      parentDomainName: '*.apps.acme.example',
+    });
     expect(web.get('*.apps.acme.example')!.parent).toBeUndefined();
     expect(web.get('www.acme.example')!.parent).toBeUndefined();
 
     const worker = await domainsOf('mi-a-worker');
-    expect(worker.get('admin.apps.acme.example')).toMatchObject({ parent: parentInWeb, parentDomainName: '*.apps.acme.example' });
+    expect(worker.get('admin.apps.acme.example')).toMatchObject({
+      parent: parentInWeb,
+      parentDomainName: '*.apps.acme.example',
+    });
   });
 
-  it('never names another organization\'s wildcard as a parent', async () => {
+  it("never names another organization's wildcard as a parent", async () => {
     const shop = await domainsOf('mi-b-shop', TOKENS.otherAdmin);
     const underA = shop.get('b.apps.acme.example')!;
     expect(underA.parent).toBeUndefined();
@@ -189,7 +218,9 @@ describe('GET /domains: verified, from real DNS', () => {
 
   it('is false when a record has the wrong value', async () => {
     const www = (await domainsOf('mi-a-web')).get('www.acme.example')!;
-    dns.setRecords(published(www).map((r) => (r.type === 'TXT' ? { ...r, value: 'berth-verification=someone-else' } : r)));
+    dns.setRecords(
+      published(www).map((r) => (r.type === 'TXT' ? { ...r, value: 'berth-verification=someone-else' } : r)),
+    );
     expect((await domainsOf('mi-a-web')).get('www.acme.example')!.verified).toBe(false);
     dns.setRecords(published(www).map((r) => (r.type === 'CNAME' ? { ...r, value: 'elsewhere.example' } : r)));
     expect((await domainsOf('mi-a-web')).get('www.acme.example')!.verified).toBe(false);
@@ -223,7 +254,10 @@ describe('GET /domains: verified, from real DNS', () => {
     expect(web.get('api.apps.acme.example')!.verified).toBe(true);
 
     // A record set written into the zone replaces what the service publishes there.
-    await t.store.db.insertInto('dns_records').values({ name: 'api.apps.acme.example', type: 'CNAME', value: 'hijacked.example' }).execute();
+    await t.store.db
+      .insertInto('dns_records')
+      .values({ name: 'api.apps.acme.example', type: 'CNAME', value: 'hijacked.example' })
+      .execute();
     try {
       expect((await domainsOf('mi-a-web')).get('api.apps.acme.example')!.verified).toBe(false);
     } finally {
@@ -242,7 +276,9 @@ describe('GET /domains: paging', () => {
     let cursor: string | undefined;
     let pages = 0;
     do {
-      const res = await list(`moduleInstanceId=mi-bulk&limit=7${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      const res = await list(
+        `moduleInstanceId=mi-bulk&limit=7${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      );
       expect(res.status).toBe(200);
       expect(res.body.meta.limit).toBe(7);
       expect(res.body.meta.totalCount).toBe(1000);
@@ -285,11 +321,19 @@ describe('GET /domains: paging', () => {
 
   it('refuses a cursor of another instance, and never pages into another organization', async () => {
     const cursor: string = (await list('moduleInstanceId=mi-bulk&limit=3')).body.meta.nextCursor;
-    expectError(await list(`moduleInstanceId=mi-a-web&cursor=${encodeURIComponent(cursor)}`), 400, 'domains:cursor:invalid');
+    expectError(
+      await list(`moduleInstanceId=mi-a-web&cursor=${encodeURIComponent(cursor)}`),
+      400,
+      'domains:cursor:invalid',
+    );
     const other = await list(`moduleInstanceId=mi-b-shop&cursor=${encodeURIComponent(cursor)}`, TOKENS.otherAdmin);
     expectError(other, 400, 'domains:cursor:invalid');
     // And org B cannot read org A's instance with A's own cursor either.
-    expectError(await list(`moduleInstanceId=mi-bulk&cursor=${encodeURIComponent(cursor)}`, TOKENS.otherAdmin), 404, 'domains:module-instance:not-found');
+    expectError(
+      await list(`moduleInstanceId=mi-bulk&cursor=${encodeURIComponent(cursor)}`, TOKENS.otherAdmin),
+      404,
+      'domains:module-instance:not-found',
+    );
   });
 });
 
@@ -300,7 +344,7 @@ describe('GET /domains: errors and tenants', () => {
     expect(res.body.details[0].items).toContain('query.moduleInstanceId: is required');
   });
 
-  it('answers another organization\'s instance exactly like an unknown one', async () => {
+  it("answers another organization's instance exactly like an unknown one", async () => {
     const other = await list('moduleInstanceId=mi-b-shop');
     const unknown = await list('moduleInstanceId=mi-nope');
     expectError(other, 404, 'domains:module-instance:not-found');

@@ -21,7 +21,15 @@ beforeAll(async () => {
   t = await startTestApp({
     fixture: domainWorld({
       // An AWS account whose endpoint refuses connections: every ACM call fails with ECONNREFUSED.
-      cloudAccounts: [{ id: 'acct-a-aws', organizationId: ORG_A, provider: 'aws', region: 'eu-west-1', endpoint: `http://127.0.0.1:${closedPort}` }],
+      cloudAccounts: [
+        {
+          id: 'acct-a-aws',
+          organizationId: ORG_A,
+          provider: 'aws',
+          region: 'eu-west-1',
+          endpoint: `http://127.0.0.1:${closedPort}`,
+        },
+      ],
       certificates: [
         {
           id: 'cert-unreachable',
@@ -76,7 +84,9 @@ function readUntilClosed(socket: Socket): Promise<RawResponse> {
   const chunks: Buffer[] = [];
   socket.on('data', (chunk: Buffer) => chunks.push(chunk));
   socket.on('error', () => undefined);
-  return new Promise((resolve) => socket.on('close', () => resolve(parseResponse(Buffer.concat(chunks).toString('latin1')))));
+  return new Promise((resolve) =>
+    socket.on('close', () => resolve(parseResponse(Buffer.concat(chunks).toString('latin1')))),
+  );
 }
 
 function port(): number {
@@ -109,7 +119,7 @@ function expectRawError(res: RawResponse, status: number, code: string): void {
   expect(res.headers.get('cache-control')).toBe('no-store');
 }
 
-describe('requests refused by Node\'s HTTP parser', () => {
+describe("requests refused by Node's HTTP parser", () => {
   it('answer a 20,000-character header with 431 and the error object', async () => {
     const res = await rawRequest(`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
     expectRawError(res, 431, 'http:request:headers-too-large');
@@ -138,7 +148,11 @@ describe('requests refused by Node\'s HTTP parser', () => {
     const timedOut = await connection();
     const answer = readUntilClosed(timedOut.client);
     // Node raises this from its connection check (every 30 s by default); the handler is the same.
-    t.app.server.emit('clientError', Object.assign(new Error('Request timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), timedOut.server);
+    t.app.server.emit(
+      'clientError',
+      Object.assign(new Error('Request timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }),
+      timedOut.server,
+    );
     expectRawError(await answer, 408, 'http:request:timeout');
 
     const reset = await connection();
@@ -150,7 +164,11 @@ describe('requests refused by Node\'s HTTP parser', () => {
     const closing = await connection();
     const silence = readUntilClosed(closing.client);
     closing.server.end();
-    t.app.server.emit('clientError', Object.assign(new Error('Parse Error'), { code: 'HPE_INVALID_METHOD' }), closing.server);
+    t.app.server.emit(
+      'clientError',
+      Object.assign(new Error('Parse Error'), { code: 'HPE_INVALID_METHOD' }),
+      closing.server,
+    );
     expect((await silence).raw).toBe('');
 
     expect((await t.request('GET', '/healthz')).status).toBe(200);
@@ -164,7 +182,10 @@ describe('a known path with another method', () => {
       expectError(res, 405, 'http:method:not-allowed');
       expect(res.headers.get('allow')).toBe('GET, HEAD, POST');
     }
-    const put = await t.request('PUT', '/organizations/x/permitted-identity-providers', { token: TOKENS.owner, body: {} });
+    const put = await t.request('PUT', '/organizations/x/permitted-identity-providers', {
+      token: TOKENS.owner,
+      body: {},
+    });
     expectError(put, 405, 'http:method:not-allowed');
     expect(put.headers.get('allow')).toBe('GET, HEAD');
     expect((await t.request('POST', '/module-categories/some-id?x=1')).headers.get('allow')).toBe('GET, HEAD');
@@ -226,11 +247,18 @@ describe('the request log', () => {
         done();
       },
     });
-    const app = await buildApp({ config: t.config, store: t.store, services: t.services, logger: { ...loggerOptions('trace'), stream } });
+    const app = await buildApp({
+      config: t.config,
+      store: t.store,
+      services: t.services,
+      logger: { ...loggerOptions('trace'), stream },
+    });
     try {
       const url = await app.listen({ port: 0, host: '127.0.0.1' });
       await fetch(`${url}/healthz?access_token=berth_secret123&keep=visible&API_KEY=k-secret-456&Token=t-secret-789`);
-      await fetch(`${url}/module-categories?apikey=ak-secret-000`, { headers: { authorization: `Bearer ${TOKENS.owner}` } });
+      await fetch(`${url}/module-categories?apikey=ak-secret-000`, {
+        headers: { authorization: `Bearer ${TOKENS.owner}` },
+      });
       await fetch(`${url}/nope?key=nf-secret-111`, { headers: { authorization: `Bearer ${TOKENS.admin}` } });
     } finally {
       await app.close();
@@ -238,14 +266,23 @@ describe('the request log', () => {
     expect(log).toContain('incoming request');
     expect(log).toContain('access_token=[redacted]');
     expect(log).toContain('keep=visible');
-    for (const secret of ['berth_secret123', 'k-secret-456', 't-secret-789', 'ak-secret-000', 'nf-secret-111', TOKENS.owner, TOKENS.admin]) {
+    for (const secret of [
+      'berth_secret123',
+      'k-secret-456',
+      't-secret-789',
+      'ak-secret-000',
+      'nf-secret-111',
+      TOKENS.owner,
+      TOKENS.admin,
+    ]) {
       expect(log).not.toContain(secret);
     }
   });
 });
 
 describe('a certificate retry whose provider cannot be reached', () => {
-  const retry = (token: string) => t.request('POST', '/managed-certificates/cert-unreachable/retry-validation', { token });
+  const retry = (token: string) =>
+    t.request('POST', '/managed-certificates/cert-unreachable/retry-validation', { token });
 
   it('shows the network error to a superadmin only', async () => {
     const res = await retry(TOKENS.admin);

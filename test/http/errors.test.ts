@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CATALOGUE } from '../../src/errors.js';
+import { CATALOGUE } from '../../src/core/errors.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { expectError } from '../support/assertions.js';
 import { TOKENS } from '../support/world.js';
@@ -16,7 +16,11 @@ afterAll(async () => t.close());
 describe('the error model', () => {
   it('answers unknown routes with 404, and another method on a known path with 405', async () => {
     expectError(await t.request('GET', '/nope'), 404, 'http:route:not-found');
-    expectError(await t.request('DELETE', '/module-categories', { token: TOKENS.owner }), 405, 'http:method:not-allowed');
+    expectError(
+      await t.request('DELETE', '/module-categories', { token: TOKENS.owner }),
+      405,
+      'http:method:not-allowed',
+    );
   });
 
   it('answers malformed JSON with 400', async () => {
@@ -30,7 +34,11 @@ describe('the error model', () => {
 
   it('answers a non-JSON content type with 415', async () => {
     for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml']) {
-      const res = await t.request('POST', '/module-categories', { token: TOKENS.owner, rawBody: 'givenId=x', headers: { 'content-type': type } });
+      const res = await t.request('POST', '/module-categories', {
+        token: TOKENS.owner,
+        rawBody: 'givenId=x',
+        headers: { 'content-type': type },
+      });
       expectError(res, 415, 'validation:request:unsupported-media-type');
     }
   });
@@ -53,7 +61,10 @@ describe('the error model', () => {
   });
 
   it('checks authentication before the body', async () => {
-    const res = await t.request('POST', '/module-categories', { rawBody: '{bad', headers: { 'content-type': 'application/json' } });
+    const res = await t.request('POST', '/module-categories', {
+      rawBody: '{bad',
+      headers: { 'content-type': 'application/json' },
+    });
     expectError(res, 401, 'auth:token:missing');
   });
 
@@ -100,7 +111,8 @@ describe('the error catalogue', () => {
   });
 
   it('uses lower-kebab-case namespace:entity:reason codes', () => {
-    for (const code of Object.keys(CATALOGUE)) expect(code).toMatch(/^[a-z0-9]+(-[a-z0-9]+)*(:[a-z0-9]+(-[a-z0-9]+)*){2}$/);
+    for (const code of Object.keys(CATALOGUE))
+      expect(code).toMatch(/^[a-z0-9]+(-[a-z0-9]+)*(:[a-z0-9]+(-[a-z0-9]+)*){2}$/);
   });
 });
 

@@ -12,7 +12,7 @@ afterAll(async () => t.close());
 const path = (id: string) => `/organizations/${encodeURIComponent(id)}/permitted-identity-providers`;
 
 describe('GET /organizations/{id}/permitted-identity-providers', () => {
-  it('lists the organization\'s providers in the spec\'s order', async () => {
+  it("lists the organization's providers in the spec's order", async () => {
     const res = await t.request('GET', path(ORG_A), { token: TOKENS.owner });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ data: ['EMAIL_PASSWORD', 'CODE_HOST_2', 'SSO_BROKER'] });
@@ -63,10 +63,26 @@ describe('GET /organizations/{id}/permitted-identity-providers', () => {
   });
 
   it('rejects malformed ids with 400', async () => {
-    expectError(await t.request('GET', path('x'.repeat(129)), { token: TOKENS.owner }), 400, 'validation:request:invalid-params');
-    expectError(await t.request('GET', path('a\u0001b'), { token: TOKENS.owner }), 400, 'validation:request:invalid-params');
-    expectError(await t.request('GET', path('a\nb'), { token: TOKENS.owner }), 400, 'validation:request:invalid-params');
-    expectError(await t.request('GET', '/organizations//permitted-identity-providers', { token: TOKENS.owner }), 400, 'validation:request:invalid-params');
+    expectError(
+      await t.request('GET', path('x'.repeat(129)), { token: TOKENS.owner }),
+      400,
+      'validation:request:invalid-params',
+    );
+    expectError(
+      await t.request('GET', path('a\u0001b'), { token: TOKENS.owner }),
+      400,
+      'validation:request:invalid-params',
+    );
+    expectError(
+      await t.request('GET', path('a\nb'), { token: TOKENS.owner }),
+      400,
+      'validation:request:invalid-params',
+    );
+    expectError(
+      await t.request('GET', '/organizations//permitted-identity-providers', { token: TOKENS.owner }),
+      400,
+      'validation:request:invalid-params',
+    );
   });
 
   it('accepts a 128-character id (and answers 403 for it, as it does not exist)', async () => {

@@ -15,17 +15,35 @@ beforeAll(async () => {
       projects: [{ id: 'p', organizationId: 'org-a', name: 'P' }],
       environments: [{ id: 'e', projectId: 'p', name: 'prod' }],
       moduleInstances: [
-        { id: 'mi', environmentId: 'e', name: 'svc', logSources: [{ id: 'app', kind: 'ui.logs', cloudAccountId: 'local-a', region: 'eu-west-1', logGroup: 'in' }] },
+        {
+          id: 'mi',
+          environmentId: 'e',
+          name: 'svc',
+          logSources: [{ id: 'app', kind: 'ui.logs', cloudAccountId: 'local-a', region: 'eu-west-1', logGroup: 'in' }],
+        },
       ],
     }),
   });
 });
 afterAll(async () => t.close());
 
-const body = (over: Record<string, unknown> = {}) => ({ accountId: 'local-a', region: 'eu-west-1', logGroup: 'in', logStream: 's', events: [{ message: 'hello' }], ...over });
-const ingest = (token: string | undefined, b: unknown) => t.request('POST', '/cloud/logs/local/events', { token, body: b });
+const body = (over: Record<string, unknown> = {}) => ({
+  accountId: 'local-a',
+  region: 'eu-west-1',
+  logGroup: 'in',
+  logStream: 's',
+  events: [{ message: 'hello' }],
+  ...over,
+});
+const ingest = (token: string | undefined, b: unknown) =>
+  t.request('POST', '/cloud/logs/local/events', { token, body: b });
 const rows = async () =>
-  (await t.request('POST', '/cloud/logs/logs-insights', { token: TOKENS.viewer, body: { startTime: 0, endTime: Date.now() + 60_000, moduleInstanceIds: ['mi'], complete: true } })).body.rows as {
+  (
+    await t.request('POST', '/cloud/logs/logs-insights', {
+      token: TOKENS.viewer,
+      body: { startTime: 0, endTime: Date.now() + 60_000, moduleInstanceIds: ['mi'], complete: true },
+    })
+  ).body.rows as {
     message: string;
     timestamp: number;
     level: string;
@@ -33,11 +51,16 @@ const rows = async () =>
 
 describe('POST /cloud/logs/local/events', () => {
   it('accepts events for admins and owners with 202 {data: {accepted}}, and they are queryable', async () => {
-    const res = await ingest(TOKENS.admin, body({ events: [
-      { message: 'ERROR one', timestamp: 1_700_000_000_000 },
-      { message: '{"level":"warn","x":1}', timestamp: '2023-11-14T22:13:20.500Z' },
-      { message: 'no time given' },
-    ] }));
+    const res = await ingest(
+      TOKENS.admin,
+      body({
+        events: [
+          { message: 'ERROR one', timestamp: 1_700_000_000_000 },
+          { message: '{"level":"warn","x":1}', timestamp: '2023-11-14T22:13:20.500Z' },
+          { message: 'no time given' },
+        ],
+      }),
+    );
     expect(res.status).toBe(202);
     expect(res.body).toEqual({ data: { accepted: 3 } });
     expect((await ingest(TOKENS.owner, body())).status).toBe(202);
@@ -57,7 +80,7 @@ describe('POST /cloud/logs/local/events', () => {
     expectError(await ingest(TOKENS.member, body()), 403, 'auth:permission:denied');
   });
 
-  it('answers another organization\'s account like a missing one', async () => {
+  it("answers another organization's account like a missing one", async () => {
     expectError(await ingest(TOKENS.admin, body({ accountId: 'local-b' })), 404, 'logs:account:not-found');
     expectError(await ingest(TOKENS.admin, body({ accountId: 'nope' })), 404, 'logs:account:not-found');
     expectError(await ingest(TOKENS.otherAdmin, body()), 404, 'logs:account:not-found');
@@ -80,7 +103,11 @@ describe('POST /cloud/logs/local/events', () => {
     for (const [b, field] of cases) {
       const res = await ingest(TOKENS.admin, b);
       expectError(res, res.status === 413 ? 413 : 400);
-      if (res.status === 400) expect(res.body.details[0].items.some((i: string) => i.startsWith(field)), `${field}: ${res.text}`).toBe(true);
+      if (res.status === 400)
+        expect(
+          res.body.details[0].items.some((i: string) => i.startsWith(field)),
+          `${field}: ${res.text}`,
+        ).toBe(true);
     }
   });
 

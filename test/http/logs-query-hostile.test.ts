@@ -4,12 +4,16 @@
 import { sql } from 'kysely';
 import { RE2JS } from 're2js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Caller } from '../../src/auth/caller.js';
-import { LogQueryService, type LogQueryRequest } from '../../src/logs/query/service.js';
+import type { Caller } from '../../src/core/caller.js';
+import { LogQueryService, type LogQueryRequest } from '../../src/services/log-query/service.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { onPostgres } from '../support/database.js';
 import { logSource } from '../support/log-source.js';
-import { expectLogsInsightsOk, LOGS_INSIGHTS_PATH as PATH, type LogsInsightsResult as Result } from '../support/logs-insights-api.js';
+import {
+  expectLogsInsightsOk,
+  LOGS_INSIGHTS_PATH as PATH,
+  type LogsInsightsResult as Result,
+} from '../support/logs-insights-api.js';
 import { baseWorld, mergeWorld, ORG_A, ORG_B, TOKENS } from '../support/world.js';
 
 const T0 = Date.UTC(2024, 0, 15, 12, 0, 0);
@@ -38,11 +42,23 @@ function world(extraGroups: string[] = []): Record<string, unknown> {
         name: `svc-${i}`,
         logSources: [logSource('app', 'acc-a', `/svc/${i}`)],
       })),
-      ...extraGroups.map((g, i) => ({ id: `mi-x${i}`, environmentId: 'env-a', name: g, logSources: [logSource('app', 'acc-a', g)] })),
+      ...extraGroups.map((g, i) => ({
+        id: `mi-x${i}`,
+        environmentId: 'env-a',
+        name: g,
+        logSources: [logSource('app', 'acc-a', g)],
+      })),
       { id: 'mi-b', environmentId: 'env-b', name: 'b', logSources: [logSource('app', 'acc-b', '/b/app')] },
     ],
     logEvents: [
-      { cloudAccountId: 'acc-b', region: 'us-east-1', logGroup: '/b/app', logStream: 'b/1', timestamp: T0, message: 'INFO org b line' },
+      {
+        cloudAccountId: 'acc-b',
+        region: 'us-east-1',
+        logGroup: '/b/app',
+        logStream: 'b/1',
+        timestamp: T0,
+        message: 'INFO org b line',
+      },
     ],
   });
 }
@@ -70,7 +86,13 @@ describe('a filter whose SQL would overflow the statement (the parameter bomb)',
     for (let g = 0; g < GROUPS; g++) {
       const res = await t.request('POST', '/cloud/logs/local/events', {
         token: TOKENS.admin,
-        body: { accountId: 'acc-a', region: 'us-east-1', logGroup: `/svc/${g}`, logStream: 's/1', events: events.filter((_, i) => Math.floor(i / 3) === g) },
+        body: {
+          accountId: 'acc-a',
+          region: 'us-east-1',
+          logGroup: `/svc/${g}`,
+          logStream: 's/1',
+          events: events.filter((_, i) => Math.floor(i / 3) === g),
+        },
       });
       expect(res.status).toBe(202);
     }
@@ -90,7 +112,12 @@ describe('a filter whose SQL would overflow the statement (the parameter bomb)',
   it('answers exactly, not partially, and every tenant still authenticates and queries afterwards', async () => {
     const res = await t.request<Result>('POST', PATH, {
       token: TOKENS.viewer,
-      body: { startTime: START, endTime: END, environmentId: 'env-a', filter: { kind: 'or', nodes: [bomb, bomb, { kind: 'not', node: bomb }] } },
+      body: {
+        startTime: START,
+        endTime: END,
+        environmentId: 'env-a',
+        filter: { kind: 'or', nodes: [bomb, bomb, { kind: 'not', node: bomb }] },
+      },
     });
     const all = expectLogsInsightsOk(res);
     expect(all).toMatchObject({ partial: false, missedSources: [], unsupported: [] });
@@ -98,28 +125,54 @@ describe('a filter whose SQL would overflow the statement (the parameter bomb)',
     expect(all.rows).toHaveLength(GROUPS * 3);
 
     const only = expectLogsInsightsOk(
-      await t.request<Result>('POST', PATH, { token: TOKENS.viewer, body: { startTime: START, endTime: END, environmentId: 'env-a', filter: bomb } }),
+      await t.request<Result>('POST', PATH, {
+        token: TOKENS.viewer,
+        body: { startTime: START, endTime: END, environmentId: 'env-a', filter: bomb },
+      }),
     );
     expect(only).toMatchObject({ partial: false, missedSources: [] });
     expect(only.rows.map((r) => r.sourceId).sort()).toEqual(['mi-7', 'mi-9']);
 
     // Another tenant, and the same one, are served as before.
-    expect((await t.request('GET', `/organizations/${ORG_B}/permitted-identity-providers`, { token: TOKENS.otherAdmin })).status).toBe(200);
-    expect((await t.request('GET', `/organizations/${ORG_A}/permitted-identity-providers`, { token: TOKENS.viewer })).status).toBe(200);
+    expect(
+      (await t.request('GET', `/organizations/${ORG_B}/permitted-identity-providers`, { token: TOKENS.otherAdmin }))
+        .status,
+    ).toBe(200);
+    expect(
+      (await t.request('GET', `/organizations/${ORG_A}/permitted-identity-providers`, { token: TOKENS.viewer })).status,
+    ).toBe(200);
     const b = expectLogsInsightsOk(
-      await t.request<Result>('POST', PATH, { token: TOKENS.otherAdmin, body: { startTime: START, endTime: END, environmentId: 'env-b' } }),
+      await t.request<Result>('POST', PATH, {
+        token: TOKENS.otherAdmin,
+        body: { startTime: START, endTime: END, environmentId: 'env-b' },
+      }),
     );
     expect(b.rows.map((r) => r.message)).toEqual(['INFO org b line']);
     expect((await t.request('GET', '/readyz')).status).toBe(200);
   });
 
   it('keeps a statement within MAX_SQL_PARAMS even with 256 nodes of long "in" lists', async () => {
-    const wide = { kind: 'or', nodes: [bomb, ...Array.from({ length: 254 }, (_, i) => ({ ...bomb, value: Array.from({ length: 100 }, (_, j) => 100_000 + i * 100 + j) }))] };
-    const res = await t.request<Result>('POST', PATH, { token: TOKENS.viewer, body: { startTime: START, endTime: END, environmentId: 'env-a', filter: wide } });
+    const wide = {
+      kind: 'or',
+      nodes: [
+        bomb,
+        ...Array.from({ length: 254 }, (_, i) => ({
+          ...bomb,
+          value: Array.from({ length: 100 }, (_, j) => 100_000 + i * 100 + j),
+        })),
+      ],
+    };
+    const res = await t.request<Result>('POST', PATH, {
+      token: TOKENS.viewer,
+      body: { startTime: START, endTime: END, environmentId: 'env-a', filter: wide },
+    });
     const body = expectLogsInsightsOk(res);
     expect(body).toMatchObject({ partial: false });
     expect(body.rows.map((r) => r.sourceId).sort()).toEqual(['mi-7', 'mi-9']);
-    expect((await t.request('GET', `/organizations/${ORG_B}/permitted-identity-providers`, { token: TOKENS.otherAdmin })).status).toBe(200);
+    expect(
+      (await t.request('GET', `/organizations/${ORG_B}/permitted-identity-providers`, { token: TOKENS.otherAdmin }))
+        .status,
+    ).toBe(200);
   });
 });
 
@@ -180,7 +233,11 @@ describe('a regex that would backtrack', () => {
   };
 
   it('(.{0,30}){30}x over 100,000 events: an exact answer, in time, and /healthz keeps answering within 250 ms', async () => {
-    const { body, elapsed, slowest, polls } = await whilePolling({ kind: 'text', op: 'regex', value: '(.{0,30}){30}x' });
+    const { body, elapsed, slowest, polls } = await whilePolling({
+      kind: 'text',
+      op: 'regex',
+      value: '(.{0,30}){30}x',
+    });
     expect(elapsed).toBeLessThan(5_000);
     expect(polls).toBeGreaterThan(0);
     expect(slowest).toBeLessThan(250);
@@ -190,7 +247,10 @@ describe('a regex that would backtrack', () => {
 
   it('a heavy regex without a literal over 10,000 rows ends by its deadline with an honest answer', async () => {
     const pattern = '(.{0,30}){30}[xq]';
-    const { body, elapsed, slowest } = await whilePolling({ kind: 'text', op: 'regex', value: pattern }, { complete: true });
+    const { body, elapsed, slowest } = await whilePolling(
+      { kind: 'text', op: 'regex', value: pattern },
+      { complete: true },
+    );
     expect(elapsed).toBeLessThan(5_500);
     // RE2 yields between slices; what remains is reading and sending 10,000 rows, one PGlite statement and one
     // serialization (slicing those is the fair-shares issue's work), so the bound here is looser than above.
@@ -211,12 +271,25 @@ describe.runIf(onPostgres)('statements stop when their request does (PostgreSQL)
   // One statement that takes seconds: a not over many JSON predicates on 100,000 rows (no index helps).
   const heavy = {
     kind: 'not',
-    node: { kind: 'or', nodes: Array.from({ length: 30 }, (_, i) => ({ kind: 'field', path: 'a.b', op: 'in', value: Array.from({ length: 60 }, (_, j) => -(i * 100 + j) - 1) })) },
+    node: {
+      kind: 'or',
+      nodes: Array.from({ length: 30 }, (_, i) => ({
+        kind: 'field',
+        path: 'a.b',
+        op: 'in',
+        value: Array.from({ length: 60 }, (_, j) => -(i * 100 + j) - 1),
+      })),
+    },
   };
   beforeAll(async () => {
     t = await startTestApp({
       fixture: world(['/heavy']),
-      config: { MAX_SQL_BYTES: 16 * 1024 * 1024, MAX_SQL_PARAMS: 30_000, LOG_QUERY_SOURCE_TIMEOUT_MS: 60_000, LOG_QUERY_DEADLINE_MS: 60_000 },
+      config: {
+        MAX_SQL_BYTES: 16 * 1024 * 1024,
+        MAX_SQL_PARAMS: 30_000,
+        LOG_QUERY_SOURCE_TIMEOUT_MS: 60_000,
+        LOG_QUERY_DEADLINE_MS: 60_000,
+      },
     });
     await sql`insert into log_events (cloud_account_id, region, log_group, log_stream, timestamp, ingestion_time, event_id, message, level, json)
       select 'acc-a', 'us-east-1', '/heavy', 's', ${T0}::bigint - i, ${T0}::bigint, lpad(i::text, 28, '0'),
@@ -228,17 +301,36 @@ describe.runIf(onPostgres)('statements stop when their request does (PostgreSQL)
     await t?.close();
   });
 
-  const viewer: Caller = { principalId: 'p-viewer', keyId: 'k-viewer', superadmin: false, keyOrganizationId: ORG_A, memberships: new Map([[ORG_A, 'viewer']]) };
+  const viewer: Caller = {
+    principalId: 'p-viewer',
+    keyId: 'k-viewer',
+    superadmin: false,
+    keyOrganizationId: ORG_A,
+    memberships: new Map([[ORG_A, 'viewer']]),
+  };
   const running = async () => {
     const r = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
-      where datname = current_database() and state = 'active' and query like '%jsonb_to_recordset%' and pid <> pg_backend_pid()`.execute(t.store.db);
+      where datname = current_database() and state = 'active' and query like '%jsonb_to_recordset%' and pid <> pg_backend_pid()`.execute(
+      t.store.db,
+    );
     return r.rows[0]!.n;
   };
   const body = (extra: Record<string, unknown> = {}) =>
-    JSON.stringify({ startTime: START - 86_400_000, endTime: END, logSourceKeys: ['mi-x0::app'], complete: true, filter: heavy, ...extra });
+    JSON.stringify({
+      startTime: START - 86_400_000,
+      endTime: END,
+      logSourceKeys: ['mi-x0::app'],
+      complete: true,
+      filter: heavy,
+      ...extra,
+    });
 
   it('cancels the statement at the request deadline: the answer is partial and the backend is free', async () => {
-    const service = new LogQueryService(t.store.db, t.services.logBackends.forProvider, { sourceTimeoutMs: 60_000, deadlineMs: 800, concurrency: 4 });
+    const service = new LogQueryService(t.store.db, t.services.logBackends.forProvider, {
+      sourceTimeoutMs: 60_000,
+      deadlineMs: 800,
+      concurrency: 4,
+    });
     const started = performance.now();
     const result = await service.query(viewer, JSON.parse(body()) as LogQueryRequest);
     expect(performance.now() - started).toBeLessThan(3_000);
@@ -247,7 +339,11 @@ describe.runIf(onPostgres)('statements stop when their request does (PostgreSQL)
   });
 
   it('without a deadline the same statement runs for seconds (the test above is not vacuous)', async () => {
-    const service = new LogQueryService(t.store.db, t.services.logBackends.forProvider, { sourceTimeoutMs: 60_000, deadlineMs: 60_000, concurrency: 4 });
+    const service = new LogQueryService(t.store.db, t.services.logBackends.forProvider, {
+      sourceTimeoutMs: 60_000,
+      deadlineMs: 60_000,
+      concurrency: 4,
+    });
     const started = performance.now();
     await service.query(viewer, JSON.parse(body()) as LogQueryRequest);
     expect(performance.now() - started).toBeGreaterThan(2_000);

@@ -3,7 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestResponse } from '../support/app.js';
 import { expectError } from '../support/assertions.js';
 import { logSource } from '../support/log-source.js';
-import { expectLogsInsightsOk, LOGS_INSIGHTS_PATH as PATH, type LogsInsightsResult as Result, type LogsInsightsRow as Row } from '../support/logs-insights-api.js';
+import {
+  expectLogsInsightsOk,
+  LOGS_INSIGHTS_PATH as PATH,
+  type LogsInsightsResult as Result,
+  type LogsInsightsRow as Row,
+} from '../support/logs-insights-api.js';
 import { baseWorld, mergeWorld, ORG_A, ORG_B, TOKENS } from '../support/world.js';
 
 const T0 = Date.UTC(2024, 0, 15, 12, 0, 0);
@@ -18,7 +23,14 @@ interface Ev {
   message: string;
   level: string;
 }
-const ev = (cloudAccountId: string, logGroup: string, logStream: string, offset: number, level: string, message: string): Ev => ({
+const ev = (
+  cloudAccountId: string,
+  logGroup: string,
+  logStream: string,
+  offset: number,
+  level: string,
+  message: string,
+): Ev => ({
   cloudAccountId,
   logGroup,
   logStream,
@@ -29,8 +41,22 @@ const ev = (cloudAccountId: string, logGroup: string, logStream: string, offset:
 
 // Org A, environment env-a: instance mi-web (sources app, access, worker with a stream prefix) and mi-api.
 const E = {
-  w1: ev('acc-a', '/berth/web', 'web/1', 1000, 'INFO', '{"level":"info","msg":"request served","status":200,"path":"/api/users","user":{"id":"u1","tags":["a","b"]}}'),
-  w2: ev('acc-a', '/berth/web', 'web/1', 2000, 'ERROR', '{"level":"error","msg":"db timeout","status":500,"path":"/api/orders","retry":true}'),
+  w1: ev(
+    'acc-a',
+    '/berth/web',
+    'web/1',
+    1000,
+    'INFO',
+    '{"level":"info","msg":"request served","status":200,"path":"/api/users","user":{"id":"u1","tags":["a","b"]}}',
+  ),
+  w2: ev(
+    'acc-a',
+    '/berth/web',
+    'web/1',
+    2000,
+    'ERROR',
+    '{"level":"error","msg":"db timeout","status":500,"path":"/api/orders","retry":true}',
+  ),
   w3: ev('acc-a', '/berth/web', 'web/1', 3000, 'INFO', '{"level":30,"msg":"pino info","status":201}'),
   w4: ev('acc-a', '/berth/web', 'web/1', 4000, 'ERROR', '{"level":50,"msg":"pino error","status":"500"}'),
   w5: ev('acc-a', '/berth/web', 'web/1', 5000, 'WARN', 'WARN disk 91% full'),
@@ -43,7 +69,14 @@ const E = {
   a12: ev('acc-a', '/berth/web-access', 'access/1', 1200, 'UNKNOWN', 'GET /health 200'),
   a13: ev('acc-a', '/berth/web-access', 'access/1', 2200, 'UNKNOWN', 'GET /api/users 500'),
   k14: ev('acc-a', '/berth/shared', 'worker/1', 1300, 'DEBUG', '{"lvl":"debug","msg":"job started","job":"email"}'),
-  k15: ev('acc-a', '/berth/shared', 'worker/1', 2300, 'INFO', '{"lvl":"info","msg":"job done","job":"email","count":3}'),
+  k15: ev(
+    'acc-a',
+    '/berth/shared',
+    'worker/1',
+    2300,
+    'INFO',
+    '{"lvl":"info","msg":"job done","job":"email","count":3}',
+  ),
   c16: ev('acc-a', '/berth/shared', 'cron/1', 1400, 'INFO', 'INFO cron tick (outside the worker/ prefix)'),
   p17: ev('acc-a', '/berth/api', 'api/1', 1600, 'INFO', 'INFO api ready'),
   p18: ev('acc-a', '/berth/api', 'api/1', 2600, 'ERROR', 'ERROR api crashed'),
@@ -59,7 +92,14 @@ const E = {
   t3: ev('acc-a', '/ecs/web', 'svc/shared/0123456789abcdef', 2500, 'INFO', 'INFO shared container, same group'),
   t4: ev('acc-a', '/ecs/sidecar', 'ecs/sidecar/0123456789abcdef', 1800, 'INFO', 'INFO sidecar up'),
   tx1: ev('acc-a', '/ecs/web', 'ecs/web/fedcba9876543210', 1500, 'INFO', 'INFO another task'),
-  tx2: ev('acc-a', '/ecs/sidecar', 'ecs/web/0123456789abcdef', 1900, 'INFO', 'INFO web stream name in the sidecar group'),
+  tx2: ev(
+    'acc-a',
+    '/ecs/sidecar',
+    'ecs/web/0123456789abcdef',
+    1900,
+    'INFO',
+    'INFO web stream name in the sidecar group',
+  ),
   tx3: ev('acc-a', '/ecs/web', 'ecs/web/0123456789abcdef-2', 1950, 'INFO', 'INFO a longer stream name'),
   v1: ev('acc-a', '/berth/deploys', 'releases/rel-1/i-0abc123/app', 100, 'INFO', 'INFO rel-1 app'),
   v2: ev('acc-a', '/berth/deploys', 'releases/rel-1/i-0abc123/deploy', 200, 'INFO', 'INFO rel-1 deploy'),
@@ -67,11 +107,36 @@ const E = {
   v4: ev('acc-a', '/berth/deploys', 'releases/rel-2/i-0abc123/deploy', 400, 'INFO', 'INFO rel-2 deploy'),
   vx1: ev('acc-a', '/berth/deploys', 'releases/rel-1/i-other/app', 500, 'INFO', 'INFO another instance'),
   vx2: ev('acc-a', '/berth/deploys', 'releases/rel-3/i-0abc123/app', 600, 'INFO', 'INFO a release not in the snapshot'),
-  vx3: ev('acc-a', '/berth/deploys', 'releases/rel-1/i-0abc123/app-extra', 700, 'INFO', 'INFO not an exact stream name'),
+  vx3: ev(
+    'acc-a',
+    '/berth/deploys',
+    'releases/rel-1/i-0abc123/app-extra',
+    700,
+    'INFO',
+    'INFO not an exact stream name',
+  ),
 } satisfies Record<string, Ev>;
 type Key = keyof typeof E;
 
-const ENV_A: Key[] = ['w1', 'w2', 'w3', 'w4', 'w5', 'w6', 'w7', 'w8', 'w9', 'w10', 'w11', 'a12', 'a13', 'k14', 'k15', 'p17', 'p18'];
+const ENV_A: Key[] = [
+  'w1',
+  'w2',
+  'w3',
+  'w4',
+  'w5',
+  'w6',
+  'w7',
+  'w8',
+  'w9',
+  'w10',
+  'w11',
+  'a12',
+  'a13',
+  'k14',
+  'k15',
+  'p17',
+  'p18',
+];
 
 // Paging data (env-bulk): two sources on two accounts (two query units), hundreds of rows per millisecond.
 const TB = T0 + 100_000;
@@ -92,10 +157,15 @@ for (let ms = 200; ms < 240; ms++) addBulk('acc-a2', '/bulk/two', TB + ms, 1, `t
 
 // env-seq: 1,200 rows, one per 10 ms.
 const TS = T0 + 200_000;
-const seq = Array.from({ length: 1200 }, (_, i) => ev('acc-a', '/bulk/seq', 'seq/1', TS - T0 + i * 10, 'INFO', `INFO seq ${i}`));
+const seq = Array.from({ length: 1200 }, (_, i) =>
+  ev('acc-a', '/bulk/seq', 'seq/1', TS - T0 + i * 10, 'INFO', `INFO seq ${i}`),
+);
 
 const TASK_ARN = 'arn:aws:ecs:us-east-1:123456789012:task/main-cluster/0123456789abcdef';
-const awslogs = (group: string, prefix: string) => ({ logDriver: 'awslogs', options: { 'awslogs-group': group, 'awslogs-stream-prefix': prefix, 'awslogs-region': 'us-east-1' } });
+const awslogs = (group: string, prefix: string) => ({
+  logDriver: 'awslogs',
+  options: { 'awslogs-group': group, 'awslogs-stream-prefix': prefix, 'awslogs-region': 'us-east-1' },
+});
 
 function fixture(): Record<string, unknown> {
   const strip = ({ level: _level, ...e }: Ev) => ({ ...e, region: 'us-east-1' });
@@ -130,17 +200,35 @@ function fixture(): Record<string, unknown> {
         ],
       },
       { id: 'mi-api', environmentId: 'env-a', name: 'api', logSources: [logSource('app', 'acc-a', '/berth/api')] },
-      { id: 'mi-other-env', environmentId: 'env-a2', name: 'other', logSources: [logSource('app', 'acc-a', '/berth/other-env')] },
-      { id: 'mi-bulk', environmentId: 'env-bulk', name: 'bulk', logSources: [logSource('one', 'acc-a', '/bulk/one'), logSource('two', 'acc-a2', '/bulk/two')] },
+      {
+        id: 'mi-other-env',
+        environmentId: 'env-a2',
+        name: 'other',
+        logSources: [logSource('app', 'acc-a', '/berth/other-env')],
+      },
+      {
+        id: 'mi-bulk',
+        environmentId: 'env-bulk',
+        name: 'bulk',
+        logSources: [logSource('one', 'acc-a', '/bulk/one'), logSource('two', 'acc-a2', '/bulk/two')],
+      },
       { id: 'mi-seq', environmentId: 'env-seq', name: 'seq', logSources: [logSource('seq', 'acc-a', '/bulk/seq')] },
       { id: 'mi-quiet', environmentId: 'env-empty', name: 'quiet', logSources: [] },
       {
         id: 'mi-shared',
         environmentId: 'env-shared',
         name: 'shared',
-        logSources: [logSource('two', 'acc-a', '/berth/web', { logStreamPrefix: 'web/2' }), logSource('all', 'acc-a', '/berth/web')],
+        logSources: [
+          logSource('two', 'acc-a', '/berth/web', { logStreamPrefix: 'web/2' }),
+          logSource('all', 'acc-a', '/berth/web'),
+        ],
       },
-      { id: 'mi-b', environmentId: 'env-b', name: 'b', logSources: [logSource('app', 'acc-b', '/b/app'), logSource('web', 'acc-b', '/berth/web')] },
+      {
+        id: 'mi-b',
+        environmentId: 'env-b',
+        name: 'b',
+        logSources: [logSource('app', 'acc-b', '/b/app'), logSource('web', 'acc-b', '/berth/web')],
+      },
     ],
     deploymentResources: [
       {
@@ -176,15 +264,32 @@ function fixture(): Record<string, unknown> {
         region: 'us-east-1',
         snapshot: { instanceId: 'i-0abc123', logGroup: '/berth/deploys', releases: [] },
       },
-      { id: 'dr-lb', moduleInstanceId: 'mi-web', type: 'elb-load-balancer', cloudAccountId: 'acc-a', region: 'us-east-1', snapshot: { arn: 'x' } },
-      { id: 'dr-broken', moduleInstanceId: 'mi-web', type: 'ecs-task', cloudAccountId: 'acc-a', region: 'us-east-1', snapshot: {} },
+      {
+        id: 'dr-lb',
+        moduleInstanceId: 'mi-web',
+        type: 'elb-load-balancer',
+        cloudAccountId: 'acc-a',
+        region: 'us-east-1',
+        snapshot: { arn: 'x' },
+      },
+      {
+        id: 'dr-broken',
+        moduleInstanceId: 'mi-web',
+        type: 'ecs-task',
+        cloudAccountId: 'acc-a',
+        region: 'us-east-1',
+        snapshot: {},
+      },
       {
         id: 'dr-b',
         moduleInstanceId: 'mi-b',
         type: 'ecs-task',
         cloudAccountId: 'acc-b',
         region: 'us-east-1',
-        snapshot: { taskArn: TASK_ARN, containerDefinitions: [{ name: 'web', logConfiguration: awslogs('/berth/web', 'web') }] },
+        snapshot: {
+          taskArn: TASK_ARN,
+          containerDefinitions: [{ name: 'web', logConfiguration: awslogs('/berth/web', 'web') }],
+        },
       },
     ],
     logEvents: [...Object.values(E), ...bulk, ...seq].map(strip),
@@ -202,11 +307,22 @@ const query = (body: Record<string, unknown>, token: string | null = TOKENS.owne
   t.request<Result>('POST', PATH, { token: token ?? undefined, body: { startTime: START, endTime: END, ...body } });
 
 /** The messages of `keys`, newest first. */
-const newestFirst = (keys: Key[]) => keys.map((k) => E[k]).sort((a, b) => b.timestamp - a.timestamp).map((e) => e.message);
+const newestFirst = (keys: Key[]) =>
+  keys
+    .map((k) => E[k])
+    .sort((a, b) => b.timestamp - a.timestamp)
+    .map((e) => e.message);
 
 function ok(res: TestResponse<Result>): Result {
   const body = expectLogsInsightsOk(res);
-  expect(Object.keys(body).sort()).toEqual(['missedSources', 'nextEndTimeMs', 'partial', 'resultCount', 'rows', 'unsupported']);
+  expect(Object.keys(body).sort()).toEqual([
+    'missedSources',
+    'nextEndTimeMs',
+    'partial',
+    'resultCount',
+    'rows',
+    'unsupported',
+  ]);
   return body;
 }
 
@@ -224,7 +340,15 @@ describe('rows', () => {
     for (const key of ENV_A) {
       const e = E[key];
       const row = byMessage.get(e.message)!;
-      expect(Object.keys(row).sort()).toEqual(['eventId', 'level', 'logSourceId', 'logStream', 'message', 'sourceId', 'timestamp']);
+      expect(Object.keys(row).sort()).toEqual([
+        'eventId',
+        'level',
+        'logSourceId',
+        'logStream',
+        'message',
+        'sourceId',
+        'timestamp',
+      ]);
       expect(row).toMatchObject({ timestamp: e.timestamp, level: e.level, logStream: e.logStream });
       expect(typeof row.eventId).toBe('string');
       expect(row.eventId!.length).toBeGreaterThan(0);
@@ -245,27 +369,54 @@ describe('rows', () => {
   it('keeps the window inclusive at both ends, in ISO 8601 with or without zone and in epoch milliseconds', async () => {
     await expectRows({ environmentId: 'env-a', startTime: E.w2.timestamp, endTime: E.w2.timestamp }, ['w2']);
     await expectRows({ environmentId: 'env-a', startTime: String(E.w1.timestamp), endTime: String(E.w2.timestamp) }, [
-      'w1', 'a12', 'k14', 'w7', 'p17', 'w2',
+      'w1',
+      'a12',
+      'k14',
+      'w7',
+      'p17',
+      'w2',
     ]);
-    await expectRows({ environmentId: 'env-a', startTime: '2024-01-15T12:00:01', endTime: '2024-01-15T13:00:02+01:00' }, ['w1', 'a12', 'k14', 'w7', 'p17', 'w2']);
-    await expectRows({ environmentId: 'env-a', startTime: '2024-01-15T12:00:06.000Z', endTime: '2024-01-16' }, ['w6', 'new']);
+    await expectRows(
+      { environmentId: 'env-a', startTime: '2024-01-15T12:00:01', endTime: '2024-01-15T13:00:02+01:00' },
+      ['w1', 'a12', 'k14', 'w7', 'p17', 'w2'],
+    );
+    await expectRows({ environmentId: 'env-a', startTime: '2024-01-15T12:00:06.000Z', endTime: '2024-01-16' }, [
+      'w6',
+      'new',
+    ]);
   });
 
   it('answers an environment without sources with no rows and 0', async () => {
     const result = ok(await query({ environmentId: 'env-empty' }));
-    expect(result).toEqual({ rows: [], resultCount: 0, nextEndTimeMs: 0, partial: false, missedSources: [], unsupported: [] });
+    expect(result).toEqual({
+      rows: [],
+      resultCount: 0,
+      nextEndTimeMs: 0,
+      partial: false,
+      missedSources: [],
+      unsupported: [],
+    });
   });
 });
 
 describe('selectors', () => {
   it('rule 1: at least one selector (an empty moduleInstanceIds or logSourceKeys selects nothing)', async () => {
-    for (const body of [{}, { moduleInstanceIds: [] }, { logSourceKeys: [] }, { moduleInstanceIds: [], logSourceKeys: [] }]) {
+    for (const body of [
+      {},
+      { moduleInstanceIds: [] },
+      { logSourceKeys: [] },
+      { moduleInstanceIds: [], logSourceKeys: [] },
+    ]) {
       expectError(await query(body), 422, 'logs:query:no-selector');
     }
   });
 
   it('rule 2: deploymentResourceId alone', async () => {
-    for (const extra of [{ environmentId: 'env-a' }, { moduleInstanceIds: ['mi-web'] }, { logSourceKeys: ['mi-web::app'] }]) {
+    for (const extra of [
+      { environmentId: 'env-a' },
+      { moduleInstanceIds: ['mi-web'] },
+      { logSourceKeys: ['mi-web::app'] },
+    ]) {
       expectError(await query({ deploymentResourceId: 'dr-task', ...extra }), 422, 'logs:query:conflicting-selectors');
     }
   });
@@ -276,7 +427,11 @@ describe('selectors', () => {
   });
 
   it('answers 404 for a moduleInstanceId outside the environment', async () => {
-    expectError(await query({ environmentId: 'env-a', moduleInstanceIds: ['mi-api', 'mi-other-env'] }), 404, 'logs:module-instance:not-found');
+    expectError(
+      await query({ environmentId: 'env-a', moduleInstanceIds: ['mi-api', 'mi-other-env'] }),
+      404,
+      'logs:module-instance:not-found',
+    );
   });
 
   it('moduleInstanceIds alone selects exactly these instances, across environments', async () => {
@@ -304,15 +459,25 @@ describe('selectors', () => {
   });
 
   it('logSourceKeys override moduleInstanceIds for the instances they name; the others keep every source', async () => {
-    await expectRows({ moduleInstanceIds: ['mi-web', 'mi-api'], logSourceKeys: ['mi-web::worker'] }, ['k14', 'k15', 'p17', 'p18']);
-    await expectRows({ environmentId: 'env-a', logSourceKeys: ['mi-web::access'] }, ['a12', 'a13', 'p17', 'p18']);
-    await expectRows({ environmentId: 'env-a', moduleInstanceIds: ['mi-web'], logSourceKeys: ['mi-web::access', 'mi-web::worker'] }, [
-      'a12', 'a13', 'k14', 'k15',
+    await expectRows({ moduleInstanceIds: ['mi-web', 'mi-api'], logSourceKeys: ['mi-web::worker'] }, [
+      'k14',
+      'k15',
+      'p17',
+      'p18',
     ]);
+    await expectRows({ environmentId: 'env-a', logSourceKeys: ['mi-web::access'] }, ['a12', 'a13', 'p17', 'p18']);
+    await expectRows(
+      { environmentId: 'env-a', moduleInstanceIds: ['mi-web'], logSourceKeys: ['mi-web::access', 'mi-web::worker'] },
+      ['a12', 'a13', 'k14', 'k15'],
+    );
   });
 
   it('answers 404 for a logSourceKey whose instance is outside the environment', async () => {
-    expectError(await query({ environmentId: 'env-a', logSourceKeys: ['mi-other-env::app'] }), 404, 'logs:module-instance:not-found');
+    expectError(
+      await query({ environmentId: 'env-a', logSourceKeys: ['mi-other-env::app'] }),
+      404,
+      'logs:module-instance:not-found',
+    );
   });
 
   it('answers 400 logs:log-source-key:invalid for a malformed key', async () => {
@@ -354,18 +519,29 @@ describe('deployment resources', () => {
 
   it('ec2-instance without a release yet: no rows', async () => {
     const result = ok(await query({ deploymentResourceId: 'dr-vm-new' }));
-    expect(result).toEqual({ rows: [], resultCount: 0, nextEndTimeMs: 0, partial: false, missedSources: [], unsupported: [] });
+    expect(result).toEqual({
+      rows: [],
+      resultCount: 0,
+      nextEndTimeMs: 0,
+      partial: false,
+      missedSources: [],
+      unsupported: [],
+    });
   });
 
   it('applies the filter to deployment resource rows', async () => {
     await expectRows({ deploymentResourceId: 'dr-vm', filter: { kind: 'level', levels: ['ERROR'] } }, ['v3']);
-    await expectRows({ deploymentResourceId: 'dr-task', filter: { kind: 'stream', op: 'prefix', value: 'svc/' } }, ['t3']);
+    await expectRows({ deploymentResourceId: 'dr-task', filter: { kind: 'stream', op: 'prefix', value: 'svc/' } }, [
+      't3',
+    ]);
   });
 
   it('rejects any other type with 422 logs:deployment-resource:unsupported-type', async () => {
     const res = await query({ deploymentResourceId: 'dr-lb' });
     expectError(res, 422, 'logs:deployment-resource:unsupported-type');
-    expect(res.body).toMatchObject({ metadata: { type: 'elb-load-balancer', supportedTypes: ['ecs-task', 'ec2-instance'] } });
+    expect(res.body).toMatchObject({
+      metadata: { type: 'elb-load-balancer', supportedTypes: ['ecs-task', 'ec2-instance'] },
+    });
   });
 
   it('rejects a task snapshot that names no stream with 422', async () => {
@@ -390,7 +566,11 @@ const LEAVES: Array<[string, Filter, Key[]]> = [
   ['text equals, case-sensitive', { kind: 'text', op: 'equals', value: 'get /health 200', caseSensitive: true }, []],
   ['text startsWith', { kind: 'text', op: 'startsWith', value: 'GET /api' }, ['a13']],
   ['text regex', { kind: 'text', op: 'regex', value: '^\\[error\\]' }, ['w11']],
-  ['text regex with alternation, case-sensitive', { kind: 'text', op: 'regex', value: 'job (started|done)', caseSensitive: true }, ['k14', 'k15']],
+  [
+    'text regex with alternation, case-sensitive',
+    { kind: 'text', op: 'regex', value: 'job (started|done)', caseSensitive: true },
+    ['k14', 'k15'],
+  ],
   ['text regex outside the SQL subset (word boundary)', { kind: 'text', op: 'regex', value: '\\bquery\\b' }, ['w10']],
   ['field eq number (no coercion of "500")', { kind: 'field', path: 'status', op: 'eq', value: 500 }, ['w2']],
   ['field eq string', { kind: 'field', path: 'status', op: 'eq', value: '500' }, ['w4']],
@@ -424,12 +604,42 @@ describe('filter', () => {
   it.each<[string, Filter, Key[]]>([
     ['all', { kind: 'all' }, ENV_A],
     ['not all', NOTHING, []],
-    ['and', { kind: 'and', nodes: [{ kind: 'level', levels: ['ERROR'] }, { kind: 'stream', op: 'equals', value: 'web/1' }] }, ['w2', 'w4']],
-    ['or', { kind: 'or', nodes: [{ kind: 'level', levels: ['FATAL'] }, { kind: 'text', op: 'contains', value: 'refused' }] }, ['w8', 'w11']],
-    ['not', { kind: 'not', node: { kind: 'stream', op: 'prefix', value: 'web/' } }, ['a12', 'a13', 'k14', 'k15', 'p17', 'p18']],
+    [
+      'and',
+      {
+        kind: 'and',
+        nodes: [
+          { kind: 'level', levels: ['ERROR'] },
+          { kind: 'stream', op: 'equals', value: 'web/1' },
+        ],
+      },
+      ['w2', 'w4'],
+    ],
+    [
+      'or',
+      {
+        kind: 'or',
+        nodes: [
+          { kind: 'level', levels: ['FATAL'] },
+          { kind: 'text', op: 'contains', value: 'refused' },
+        ],
+      },
+      ['w8', 'w11'],
+    ],
+    [
+      'not',
+      { kind: 'not', node: { kind: 'stream', op: 'prefix', value: 'web/' } },
+      ['a12', 'a13', 'k14', 'k15', 'p17', 'p18'],
+    ],
     [
       'and of field exists and not field eq',
-      { kind: 'and', nodes: [{ kind: 'field', path: 'status', op: 'exists' }, { kind: 'not', node: { kind: 'field', path: 'status', op: 'eq', value: 200 } }] },
+      {
+        kind: 'and',
+        nodes: [
+          { kind: 'field', path: 'status', op: 'exists' },
+          { kind: 'not', node: { kind: 'field', path: 'status', op: 'eq', value: 200 } },
+        ],
+      },
       ['w2', 'w3', 'w4'],
     ],
     [
@@ -437,21 +647,61 @@ describe('filter', () => {
       {
         kind: 'or',
         nodes: [
-          { kind: 'and', nodes: [{ kind: 'stream', op: 'equals', value: 'api/1' }, { kind: 'level', levels: ['ERROR'] }] },
-          { kind: 'and', nodes: [{ kind: 'field', path: 'job', op: 'eq', value: 'email' }, { kind: 'not', node: { kind: 'text', op: 'contains', value: 'started' } }] },
+          {
+            kind: 'and',
+            nodes: [
+              { kind: 'stream', op: 'equals', value: 'api/1' },
+              { kind: 'level', levels: ['ERROR'] },
+            ],
+          },
+          {
+            kind: 'and',
+            nodes: [
+              { kind: 'field', path: 'job', op: 'eq', value: 'email' },
+              { kind: 'not', node: { kind: 'text', op: 'contains', value: 'started' } },
+            ],
+          },
         ],
       },
       ['p18', 'k15'],
     ],
-    ['not of and', { kind: 'not', node: { kind: 'and', nodes: [{ kind: 'level', levels: ['ERROR'] }, { kind: 'text', op: 'contains', value: 'pino' }] } }, not(['w4'])],
+    [
+      'not of and',
+      {
+        kind: 'not',
+        node: {
+          kind: 'and',
+          nodes: [
+            { kind: 'level', levels: ['ERROR'] },
+            { kind: 'text', op: 'contains', value: 'pino' },
+          ],
+        },
+      },
+      not(['w4']),
+    ],
     [
       'not of or (neither INFO nor UNKNOWN nor DEBUG)',
-      { kind: 'not', node: { kind: 'or', nodes: [{ kind: 'level', levels: ['INFO', 'UNKNOWN'] }, { kind: 'level', levels: ['DEBUG'] }] } },
+      {
+        kind: 'not',
+        node: {
+          kind: 'or',
+          nodes: [
+            { kind: 'level', levels: ['INFO', 'UNKNOWN'] },
+            { kind: 'level', levels: ['DEBUG'] },
+          ],
+        },
+      },
       ['w2', 'w4', 'w5', 'w7', 'w8', 'w10', 'w11', 'p18'],
     ],
     [
       'or of a field and a regex',
-      { kind: 'or', nodes: [{ kind: 'field', path: 'ms', op: 'gt', value: 1000 }, { kind: 'text', op: 'regex', value: 'GET .* 500' }] },
+      {
+        kind: 'or',
+        nodes: [
+          { kind: 'field', path: 'ms', op: 'gt', value: 1000 },
+          { kind: 'text', op: 'regex', value: 'GET .* 500' },
+        ],
+      },
       ['w10', 'a13'],
     ],
   ])('%s', async (_name, filter, expected) => {
@@ -468,7 +718,7 @@ describe('filter', () => {
       { kind: 'and', nodes: [{ kind: 'all' }, { kind: 'field', path: 'a..b', op: 'eq', value: 1 }] },
       { kind: 'text', op: 'contains', value: 'x', extra: true },
       { kind: 'text', op: 'regex', value: 'a'.repeat(513) },
-      JSON.parse('{"kind":"not","node":'.repeat(17) + '{"kind":"all"}' + '}'.repeat(17)) as Filter,
+      JSON.parse(`${'{"kind":"not","node":'.repeat(17)}{"kind":"all"}${'}'.repeat(17)}`) as Filter,
     ];
     for (const filter of cases) {
       const res = await query({ environmentId: 'env-a', filter });
@@ -476,28 +726,57 @@ describe('filter', () => {
       const body = res.body as unknown as { details?: unknown; message: string };
       expect(JSON.stringify(body.details ?? body.message)).toContain('filter');
     }
-    expect(JSON.stringify((await query({ environmentId: 'env-a', filter: { kind: 'and', nodes: [{ kind: 'all' }, { kind: 'level', levels: ['LOUD'] }] } })).body)).toContain(
-      'filter.nodes[1].levels',
-    );
+    expect(
+      JSON.stringify(
+        (
+          await query({
+            environmentId: 'env-a',
+            filter: { kind: 'and', nodes: [{ kind: 'all' }, { kind: 'level', levels: ['LOUD'] }] },
+          })
+        ).body,
+      ),
+    ).toContain('filter.nodes[1].levels');
   });
 
   it('answers 400 for a filter that is not an object', async () => {
-    for (const filter of ['level:ERROR', 3, null, []]) expectError(await query({ environmentId: 'env-a', filter }), 400);
+    for (const filter of ['level:ERROR', 3, null, []])
+      expectError(await query({ environmentId: 'env-a', filter }), 400);
   });
 });
 
 describe('window, limit and complete', () => {
   it('answers 422 logs:query:invalid-window when startTime is after endTime', async () => {
-    expectError(await query({ environmentId: 'env-a', startTime: END, endTime: START }), 422, 'logs:query:invalid-window');
-    expectError(await query({ environmentId: 'env-a', startTime: T0 + 1, endTime: T0 }), 422, 'logs:query:invalid-window');
+    expectError(
+      await query({ environmentId: 'env-a', startTime: END, endTime: START }),
+      422,
+      'logs:query:invalid-window',
+    );
+    expectError(
+      await query({ environmentId: 'env-a', startTime: T0 + 1, endTime: T0 }),
+      422,
+      'logs:query:invalid-window',
+    );
   });
 
   it('answers 400 for times that are not ISO 8601 or epoch milliseconds', async () => {
-    for (const startTime of ['yesterday', '', '2024-13-01T00:00:00Z', '2024-02-30T00:00:00Z', '1e12', -1, 1.5, true, null]) {
+    for (const startTime of [
+      'yesterday',
+      '',
+      '2024-13-01T00:00:00Z',
+      '2024-02-30T00:00:00Z',
+      '1e12',
+      -1,
+      1.5,
+      true,
+      null,
+    ]) {
       expectError(await query({ environmentId: 'env-a', startTime }), 400, 'validation:request:invalid-body');
     }
     expectError(await query({ environmentId: 'env-a', endTime: '12:00' }), 400, 'validation:request:invalid-body');
-    const missing = await t.request('POST', PATH, { token: TOKENS.owner, body: { environmentId: 'env-a', endTime: END } });
+    const missing = await t.request('POST', PATH, {
+      token: TOKENS.owner,
+      body: { environmentId: 'env-a', endTime: END },
+    });
     expectError(missing, 400, 'validation:request:invalid-body');
   });
 
@@ -547,7 +826,8 @@ describe('paging', () => {
       const page = ok(await query({ ...body, limit, endTime }));
       pages.push(page);
       rows.push(...page.rows);
-      for (const r of page.rows) expect(r.timestamp).toBeLessThanOrEqual(typeof endTime === 'number' ? endTime : Date.parse(endTime));
+      for (const r of page.rows)
+        expect(r.timestamp).toBeLessThanOrEqual(typeof endTime === 'number' ? endTime : Date.parse(endTime));
       if (page.rows.length > limit) expect(new Set(page.rows.map((r) => r.timestamp)).size).toBe(1);
       if (page.nextEndTimeMs === 0) return { rows, pages };
       expect(page.nextEndTimeMs).toBeLessThan(typeof endTime === 'number' ? endTime : Date.parse(endTime));
@@ -563,16 +843,19 @@ describe('paging', () => {
     for (let i = 1; i < rows.length; i++) expect(rows[i - 1]!.timestamp).toBeGreaterThanOrEqual(rows[i]!.timestamp);
   }
 
-  it.each([7, 100, 250, 301, 1000])('returns every row exactly once with limit %i across hundreds of rows per millisecond', async (limit) => {
-    const { rows, pages } = await walk({ environmentId: 'env-bulk' }, limit);
-    expectExactlyOnce(rows, BULK);
-    expect(pages.every((p) => p.partial === false)).toBe(true);
-    if (limit === 100) {
-      // 300 rows at TB+500 and 450 at TB+400 are each one page, returned whole.
-      expect(pages.some((p) => p.rows.length === 300 && p.rows.every((r) => r.timestamp === TB + 500))).toBe(true);
-      expect(pages.some((p) => p.rows.length === 450 && p.rows.every((r) => r.timestamp === TB + 400))).toBe(true);
-    }
-  });
+  it.each([7, 100, 250, 301, 1000])(
+    'returns every row exactly once with limit %i across hundreds of rows per millisecond',
+    async (limit) => {
+      const { rows, pages } = await walk({ environmentId: 'env-bulk' }, limit);
+      expectExactlyOnce(rows, BULK);
+      expect(pages.every((p) => p.partial === false)).toBe(true);
+      if (limit === 100) {
+        // 300 rows at TB+500 and 450 at TB+400 are each one page, returned whole.
+        expect(pages.some((p) => p.rows.length === 300 && p.rows.every((r) => r.timestamp === TB + 500))).toBe(true);
+        expect(pages.some((p) => p.rows.length === 450 && p.rows.every((r) => r.timestamp === TB + 400))).toBe(true);
+      }
+    },
+  );
 
   it('with a narrow level filter short pages are not the end: every ERROR row exactly once', async () => {
     const errors = BULK.filter((e) => e.level === 'ERROR');
@@ -595,7 +878,13 @@ describe('paging', () => {
 
 describe('tenancy and authentication', () => {
   const same = (a: TestResponse, b: TestResponse) => {
-    const strip = (r: TestResponse) => ({ status: r.status, code: r.body.code, message: r.body.message, description: r.body.description, keys: Object.keys(r.body).sort() });
+    const strip = (r: TestResponse) => ({
+      status: r.status,
+      code: r.body.code,
+      message: r.body.message,
+      description: r.body.description,
+      keys: Object.keys(r.body).sort(),
+    });
     expect(strip(a)).toEqual(strip(b));
   };
 
@@ -608,8 +897,14 @@ describe('tenancy and authentication', () => {
     same(await query({ deploymentResourceId: 'dr-b' }), await query({ deploymentResourceId: 'dr-nope' }));
     expectError(await query({ deploymentResourceId: 'dr-b' }), 404, 'logs:deployment-resource:not-found');
     // Org B's admin sees org A the same way.
-    same(await query({ environmentId: 'env-a' }, TOKENS.otherAdmin), await query({ environmentId: 'env-nope' }, TOKENS.otherAdmin));
-    same(await query({ deploymentResourceId: 'dr-task' }, TOKENS.otherAdmin), await query({ deploymentResourceId: 'dr-nope' }, TOKENS.otherAdmin));
+    same(
+      await query({ environmentId: 'env-a' }, TOKENS.otherAdmin),
+      await query({ environmentId: 'env-nope' }, TOKENS.otherAdmin),
+    );
+    same(
+      await query({ deploymentResourceId: 'dr-task' }, TOKENS.otherAdmin),
+      await query({ deploymentResourceId: 'dr-nope' }, TOKENS.otherAdmin),
+    );
   });
 
   it("never returns another organization's events, even in a log group of the same name", async () => {
@@ -620,7 +915,14 @@ describe('tenancy and authentication', () => {
   });
 
   it('lets every member read, viewers included; a key scoped to one organization sees only that one', async () => {
-    for (const token of [TOKENS.viewer, TOKENS.member, TOKENS.admin, TOKENS.ownerUnscoped, TOKENS.superadmin, TOKENS.multiOrg]) {
+    for (const token of [
+      TOKENS.viewer,
+      TOKENS.member,
+      TOKENS.admin,
+      TOKENS.ownerUnscoped,
+      TOKENS.superadmin,
+      TOKENS.multiOrg,
+    ]) {
       const result = ok(await query({ environmentId: 'env-a', moduleInstanceIds: ['mi-api'] }, token));
       expect(result.rows.map((r) => r.message)).toEqual(newestFirst(['p17', 'p18']));
     }
@@ -656,7 +958,11 @@ describe('request body', () => {
   });
 
   it('rejects a body that is not JSON', async () => {
-    const res = await t.request('POST', PATH, { token: TOKENS.owner, rawBody: '{', headers: { 'content-type': 'application/json' } });
+    const res = await t.request('POST', PATH, {
+      token: TOKENS.owner,
+      rawBody: '{',
+      headers: { 'content-type': 'application/json' },
+    });
     expectError(res, 400);
   });
 });

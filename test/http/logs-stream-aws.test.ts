@@ -2,26 +2,32 @@
 // CloudWatch Logs endpoint (FilterLogEvents), read with a plain fetch streaming reader.
 import { ConfiguredRetryStrategy } from '@smithy/core/retry';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { compileFilterPattern } from '../../src/logs/filter-pattern/index.js';
+import { compileFilterPattern } from '../../src/core/filter-pattern/index.js';
 import { createServices } from '../../src/services/index.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { FAKE_CREDENTIALS, startFakeAws, type FakeAws } from '../support/fake-aws/index.js';
-import { openSse, type WireEvent } from '../support/log-stream-wire.js';
+import { openSse } from '../support/log-stream-wire.js';
 import { baseWorld, mergeWorld, ORG_A, TOKENS } from '../support/world.js';
 
 let t: TestApp;
 let aws: FakeAws;
 
 beforeAll(async () => {
-  aws = await startFakeAws({ logs: { filterPatternMatcher: (pattern, message) => compileFilterPattern(pattern)(message) } });
+  aws = await startFakeAws({
+    logs: { filterPatternMatcher: (pattern, message) => compileFilterPattern(pattern)(message) },
+  });
   t = await startTestApp({
     fixture: mergeWorld(baseWorld(), {
-      cloudAccounts: [{ id: 'acc-aws', organizationId: ORG_A, provider: 'aws', region: 'us-east-1', endpoint: aws.endpoint }],
+      cloudAccounts: [
+        { id: 'acc-aws', organizationId: ORG_A, provider: 'aws', region: 'us-east-1', endpoint: aws.endpoint },
+      ],
     }),
     config: { STREAM_POLL_INTERVAL_MS: 100 },
     services: (store, config) =>
       createServices(store, config, {
-        insights: { clientOverrides: { credentials: { ...FAKE_CREDENTIALS }, retryStrategy: new ConfiguredRetryStrategy(3, 5) } },
+        insights: {
+          clientOverrides: { credentials: { ...FAKE_CREDENTIALS }, retryStrategy: new ConfiguredRetryStrategy(3, 5) },
+        },
       }),
   });
 });
@@ -67,7 +73,13 @@ describe('GET /cloud/logs/stream on an aws account', () => {
       expect(s.res.headers.get('x-content-type-options')).toBe('nosniff');
 
       const got = await s.events(100);
-      expect(got.map((e) => e.message)).toEqual(['INFO web one', 'INFO api one', 'ERROR web two', 'INFO web three', 'WARN api two']);
+      expect(got.map((e) => e.message)).toEqual([
+        'INFO web one',
+        'INFO api one',
+        'ERROR web two',
+        'INFO web three',
+        'WARN api two',
+      ]);
       expect(got[0]).toEqual({
         logStreamName: 'web/1',
         message: 'INFO web one',
@@ -98,7 +110,13 @@ describe('GET /cloud/logs/stream on an aws account', () => {
     ]);
     aws.logs.putLogEvents('/app/api', 'web/1', [{ timestamp: now - 45_000, message: 'old api' }]);
 
-    const s = await openStream({ accountId: 'acc-aws', logGroups: '/app/web,/app/api', logStreamPrefix: 'web/', tail: 'true', filterPattern: '-DEBUG' });
+    const s = await openStream({
+      accountId: 'acc-aws',
+      logGroups: '/app/web,/app/api',
+      logStreamPrefix: 'web/',
+      tail: 'true',
+      filterPattern: '-DEBUG',
+    });
     try {
       // Written during the switch: just before "now" of the stream, but after history has been read.
       aws.logs.putLogEvents('/app/api', 'web/2', [{ timestamp: now - 1_000, message: 'during the switch' }]);
@@ -118,7 +136,10 @@ describe('GET /cloud/logs/stream on an aws account', () => {
 
       // Several more polls: nothing is repeated.
       const polls = t.services.streams.hub.polls;
-      await vi.waitFor(() => expect(t.services.streams.hub.polls).toBeGreaterThanOrEqual(polls + 3), { timeout: 5_000, interval: 20 });
+      await vi.waitFor(() => expect(t.services.streams.hub.polls).toBeGreaterThanOrEqual(polls + 3), {
+        timeout: 5_000,
+        interval: 20,
+      });
       // Anything repeated in those polls would come before the sentinel.
       aws.logs.putLogEvents('/app/web', 'web/1', [{ timestamp: Date.now(), message: 'sentinel' }]);
       expect((await s.events(1)).map((e) => e.message)).toEqual(['sentinel']);
@@ -146,8 +167,18 @@ describe('GET /cloud/logs/stream on an aws account', () => {
       await vi.waitFor(() => expect(hub.polls).toBeGreaterThan(polls), { timeout: 3_000, interval: 10 });
       // One write between two polls: 1,200 events, 300 to a millisecond, in two streams.
       const ts = Date.now() - 1_000;
-      const written = aws.logs.putLogEvents('/app/burst', 'web/1', Array.from({ length: 600 }, (_, i) => ({ timestamp: ts + Math.floor(i / 150), message: `a ${i}` })));
-      written.push(...aws.logs.putLogEvents('/app/burst', 'web/2', Array.from({ length: 600 }, (_, i) => ({ timestamp: ts + Math.floor(i / 150), message: `b ${i}` }))));
+      const written = aws.logs.putLogEvents(
+        '/app/burst',
+        'web/1',
+        Array.from({ length: 600 }, (_, i) => ({ timestamp: ts + Math.floor(i / 150), message: `a ${i}` })),
+      );
+      written.push(
+        ...aws.logs.putLogEvents(
+          '/app/burst',
+          'web/2',
+          Array.from({ length: 600 }, (_, i) => ({ timestamp: ts + Math.floor(i / 150), message: `b ${i}` })),
+        ),
+      );
       written.sort((x, y) => x.timestamp - y.timestamp || (x.eventId < y.eventId ? -1 : 1));
       const all = written.map((e) => e.message);
       expect((await s.events(1_200)).map((e) => e.message)).toEqual(all);
@@ -156,7 +187,11 @@ describe('GET /cloud/logs/stream on an aws account', () => {
       expect(new Set(messages.map((f) => f.id)).size).toBe(3);
       s.close();
 
-      for (const [i, from] of [[0, 500], [1, 1_000], [2, 1_200]] as const) {
+      for (const [i, from] of [
+        [0, 500],
+        [1, 1_000],
+        [2, 1_200],
+      ] as const) {
         const again = await openStream(params, messages[i]!.id);
         try {
           const rest = all.slice(from);

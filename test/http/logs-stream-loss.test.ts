@@ -5,11 +5,11 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertLocalEvents } from '../../src/logs/local-events.js';
-import type { CloudAccount } from '../../src/logs/query/types.js';
-import { LocalStreamSource, type LocalCursor } from '../../src/logs/stream/local-source.js';
-import { encodeEventId } from '../../src/logs/stream/service.js';
-import type { StreamQuery } from '../../src/logs/stream/types.js';
+import { insertLocalEvents } from '../../src/store/repositories/log-events.js';
+import type { CloudAccount } from '../../src/core/log-query/types.js';
+import { LocalStreamSource, type LocalCursor } from '../../src/providers/local/log-stream-source.js';
+import { encodeEventId } from '../../src/services/log-stream/service.js';
+import type { StreamQuery } from '../../src/providers/log-stream-source.js';
 import type { Tables } from '../../src/store/schema.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { onPostgres } from '../support/database.js';
@@ -25,7 +25,9 @@ const readers: SseReader[] = [];
 
 beforeAll(async () => {
   t = await startTestApp({
-    fixture: mergeWorld(baseWorld(), { cloudAccounts: [{ id: 'acc-a', organizationId: ORG_A, provider: 'local', region: REGION }] }),
+    fixture: mergeWorld(baseWorld(), {
+      cloudAccounts: [{ id: 'acc-a', organizationId: ORG_A, provider: 'local', region: REGION }],
+    }),
     config: { STREAM_POLL_INTERVAL_MS: 50, STREAM_BATCH_SIZE: 500 },
   });
 });
@@ -37,13 +39,24 @@ afterAll(async () => {
 async function ingest(logGroup: string, messages: string[]): Promise<void> {
   const res = await t.request('POST', '/cloud/logs/local/events', {
     token: TOKENS.admin,
-    body: { accountId: 'acc-a', region: REGION, logGroup, logStream: 's/1', events: messages.map((message) => ({ message })) },
+    body: {
+      accountId: 'acc-a',
+      region: REGION,
+      logGroup,
+      logStream: 's/1',
+      events: messages.map((message) => ({ message })),
+    },
   });
   expect(res.status, res.text).toBe(202);
 }
 
 async function open(params: Record<string, string | boolean>, lastEventId?: string): Promise<SseReader> {
-  const r = await openSse(t.url, TOKENS.owner, { accountId: 'acc-a', logStreamPrefix: 's/', ...params }, lastEventId === undefined ? {} : { 'last-event-id': lastEventId });
+  const r = await openSse(
+    t.url,
+    TOKENS.owner,
+    { accountId: 'acc-a', logStreamPrefix: 's/', ...params },
+    lastEventId === undefined ? {} : { 'last-event-id': lastEventId },
+  );
   expect(r.res.status).toBe(200);
   readers.push(r);
   return r;
@@ -72,7 +85,10 @@ describe('a burst larger than STREAM_BATCH_SIZE (500)', () => {
     expect(texts(await s.events(1_200))).toEqual(all);
     const messages = s.messages();
     expect(messages.map((m) => m.data.events.length)).toEqual([500, 500, 200]);
-    for (const [i, from] of [[0, 500], [1, 1_000]] as const) {
+    for (const [i, from] of [
+      [0, 500],
+      [1, 1_000],
+    ] as const) {
       const again = await open({ logGroups: group }, messages[i]!.id);
       expect(texts(await again.events(Infinity))).toEqual(all.slice(from));
       again.close();
@@ -90,7 +106,11 @@ describe('a burst larger than STREAM_BATCH_SIZE (500)', () => {
     expect(messages.map((m) => m.data.events.length)).toEqual([500, 500, 200]);
     expect(new Set(messages.map((m) => m.id)).size).toBe(3);
     s.close();
-    for (const [i, from] of [[0, 500], [1, 1_000], [2, 1_200]] as const) {
+    for (const [i, from] of [
+      [0, 500],
+      [1, 1_000],
+      [2, 1_200],
+    ] as const) {
       const again = await open({ logGroups: group, tail: true }, messages[i]!.id);
       const rest = all.slice(from);
       expect(texts(await again.events(rest.length))).toEqual(rest);
@@ -106,8 +126,17 @@ describe('a burst larger than STREAM_BATCH_SIZE (500)', () => {
 describe.skipIf(!onPostgres)('a transaction that commits long after it took its seq (PostgreSQL)', () => {
   it('is delivered by the tail exactly once, whether it began before the stream or during the tail', async () => {
     const group = '/loss/late-commit';
-    const other = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: t.database.url, max: 2 }) }) });
-    const event = (message: string) => ({ cloudAccountId: 'acc-a', region: REGION, logGroup: group, logStream: 's/1', timestamp: Date.now(), message });
+    const other = new Kysely<Tables>({
+      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: t.database.url, max: 2 }) }),
+    });
+    const event = (message: string) => ({
+      cloudAccountId: 'acc-a',
+      region: REGION,
+      logGroup: group,
+      logStream: 's/1',
+      timestamp: Date.now(),
+      message,
+    });
     /** Inserts in its own transaction and holds it open until `commit()`. */
     const openTransaction = async (message: string) => {
       let commit!: () => void;
@@ -152,7 +181,15 @@ describe.skipIf(!onPostgres)('a transaction that commits long after it took its 
 // ---------------------------------------------------------------------------------------------------------------
 // The source itself: small reads and deliveries, every intermediate cursor compacted and restored.
 
-const account: CloudAccount = { id: 'acc-a', organizationId: ORG_A, provider: 'local', region: REGION, roleArn: null, externalId: null, endpoint: null };
+const account: CloudAccount = {
+  id: 'acc-a',
+  organizationId: ORG_A,
+  provider: 'local',
+  region: REGION,
+  roleArn: null,
+  externalId: null,
+  endpoint: null,
+};
 const query = (group: string): StreamQuery => ({
   account,
   region: REGION,
@@ -218,7 +255,12 @@ class Tailer {
 const sorted = (xs: string[]) => [...xs].sort();
 
 /** Every id resumes with exactly what was delivered after it. */
-async function expectEveryIdResumes(tailer: Tailer, src: LocalStreamSource, q: StreamQuery, pick: (i: number) => boolean): Promise<void> {
+async function expectEveryIdResumes(
+  tailer: Tailer,
+  src: LocalStreamSource,
+  q: StreamQuery,
+  pick: (i: number) => boolean,
+): Promise<void> {
   for (const [i, id] of tailer.ids.entries()) {
     if (!pick(i)) continue;
     const cursor = src.restore(id.compact);
@@ -242,10 +284,22 @@ describe('LocalStreamSource tail cursor', () => {
     for (let round = 0; round < 12; round++) {
       // A few transactions of several rows each (some the pattern drops), then a poll.
       for (let k = Math.floor(rnd() * 3); k >= 0; k--) {
-        const rows = Array.from({ length: 1 + Math.floor(rnd() * 9) }, () => (rnd() < 0.2 ? `skip ${n++}` : `m ${n++}`));
+        const rows = Array.from({ length: 1 + Math.floor(rnd() * 9) }, () =>
+          rnd() < 0.2 ? `skip ${n++}` : `m ${n++}`,
+        );
         await t.store.db.transaction().execute(async (trx) => {
           for (let i = 0; i < rows.length; i += 4) {
-            await insertLocalEvents(trx, rows.slice(i, i + 4).map((message) => ({ cloudAccountId: 'acc-a', region: REGION, logGroup: group, logStream: 's/1', timestamp: 1_000 + n, message })));
+            await insertLocalEvents(
+              trx,
+              rows.slice(i, i + 4).map((message) => ({
+                cloudAccountId: 'acc-a',
+                region: REGION,
+                logGroup: group,
+                logStream: 's/1',
+                timestamp: 1_000 + n,
+                message,
+              })),
+            );
           }
         });
         written.push(...rows.filter((m) => !m.includes('skip')));
@@ -340,7 +394,11 @@ describe('LocalStreamSource tail cursor', () => {
     const start = await src.tailStart(q, never);
     const x = BigInt(start.x);
     // 2,000 transactions in progress (as a busy server could have): far more than an SSE id holds.
-    const crowded: LocalCursor = { x: String(x + 5_000n), s: 0, xip: Array.from({ length: 2_000 }, (_, i) => [String(x + 2n * BigInt(i)), 0] as [string, number]) };
+    const crowded: LocalCursor = {
+      x: String(x + 5_000n),
+      s: 0,
+      xip: Array.from({ length: 2_000 }, (_, i) => [String(x + 2n * BigInt(i)), 0] as [string, number]),
+    };
     const compact = src.compact(crowded);
     expect(encodeEventId({ p: 't', c: compact }).length).toBeLessThan(4_096);
     const restored = src.restore(JSON.parse(JSON.stringify(compact)))!;
@@ -348,9 +406,26 @@ describe('LocalStreamSource tail cursor', () => {
     expect(restored.xip).toEqual([]);
     expect(BigInt(restored.x)).toBeLessThanOrEqual(x);
     // A small cursor round-trips whole.
-    const small: LocalCursor = { x: String(x + 10n), s: 3, xip: [[String(x), 0], [String(x + 4n), 17]] };
+    const small: LocalCursor = {
+      x: String(x + 10n),
+      s: 3,
+      xip: [
+        [String(x), 0],
+        [String(x + 4n), 17],
+      ],
+    };
     expect(src.restore(JSON.parse(JSON.stringify(src.compact(small))))).toEqual(small);
-    for (const bad of [undefined, null, 'x', { l: 5 }, { x: '-1', s: 0 }, { x: '01', s: 0 }, { x: '1', s: -1 }, { x: '1', s: 0, i: [5] }, { x: '99999999999999999999999', s: 0 }]) {
+    for (const bad of [
+      undefined,
+      null,
+      'x',
+      { l: 5 },
+      { x: '-1', s: 0 },
+      { x: '01', s: 0 },
+      { x: '1', s: -1 },
+      { x: '1', s: 0, i: [5] },
+      { x: '99999999999999999999999', s: 0 },
+    ]) {
       expect(src.restore(bad)).toBeUndefined();
     }
     await sql`select 1`.execute(t.store.db);

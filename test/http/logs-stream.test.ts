@@ -9,8 +9,8 @@ import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_TOKEN } from '../../src/cli/main.js';
 import { createServices } from '../../src/services/index.js';
-import { LocalStreamSource } from '../../src/logs/stream/local-source.js';
-import { LogStreamService } from '../../src/logs/stream/service.js';
+import { LocalStreamSource } from '../../src/providers/local/log-stream-source.js';
+import { LogStreamService } from '../../src/services/log-stream/service.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { expectError } from '../support/assertions.js';
 import type { Payload, WireEvent } from '../support/log-stream-wire.js';
@@ -60,19 +60,75 @@ const seed = (e: Seed) => ({
 
 // Two groups with overlapping timestamps (ties at T0+2000 and T0+5000), and the same stream name in both.
 const H = {
-  h1: seed({ logGroup: '/hist/web', logStream: 'web/1', timestamp: T0 + 1000, message: 'INFO web started', tag: 'h1', ingestionTime: T0 + 1005 }),
-  h2: seed({ logGroup: '/hist/web', logStream: 'web/2', timestamp: T0 + 2000, message: 'ERROR web/2 failed', tag: 'h2' }),
+  h1: seed({
+    logGroup: '/hist/web',
+    logStream: 'web/1',
+    timestamp: T0 + 1000,
+    message: 'INFO web started',
+    tag: 'h1',
+    ingestionTime: T0 + 1005,
+  }),
+  h2: seed({
+    logGroup: '/hist/web',
+    logStream: 'web/2',
+    timestamp: T0 + 2000,
+    message: 'ERROR web/2 failed',
+    tag: 'h2',
+  }),
   h3: seed({ logGroup: '/hist/web', logStream: 'job/1', timestamp: T0 + 2500, message: 'DEBUG job tick', tag: 'h3' }),
-  h4: seed({ logGroup: '/hist/web', logStream: 'web/1', timestamp: T0 + 3000, message: 'WARN slow request', tag: 'h4' }),
-  h5: seed({ logGroup: '/hist/web', logStream: 'web/1', timestamp: T0 + 5000, message: 'INFO web tied with api', tag: 'a' }),
-  a1: seed({ logGroup: '/hist/api', logStream: 'web/1', timestamp: T0 + 1500, message: 'INFO api web/1 up', tag: 'a1' }),
-  a2: seed({ logGroup: '/hist/api', logStream: 'api/1', timestamp: T0 + 2000, message: '{"level":"info","msg":"api/1 up"}', tag: 'a2' }),
-  a3: seed({ logGroup: '/hist/api', logStream: 'web/1', timestamp: T0 + 5000, message: 'ERROR api tied with web', tag: 'b' }),
+  h4: seed({
+    logGroup: '/hist/web',
+    logStream: 'web/1',
+    timestamp: T0 + 3000,
+    message: 'WARN slow request',
+    tag: 'h4',
+  }),
+  h5: seed({
+    logGroup: '/hist/web',
+    logStream: 'web/1',
+    timestamp: T0 + 5000,
+    message: 'INFO web tied with api',
+    tag: 'a',
+  }),
+  a1: seed({
+    logGroup: '/hist/api',
+    logStream: 'web/1',
+    timestamp: T0 + 1500,
+    message: 'INFO api web/1 up',
+    tag: 'a1',
+  }),
+  a2: seed({
+    logGroup: '/hist/api',
+    logStream: 'api/1',
+    timestamp: T0 + 2000,
+    message: '{"level":"info","msg":"api/1 up"}',
+    tag: 'a2',
+  }),
+  a3: seed({
+    logGroup: '/hist/api',
+    logStream: 'web/1',
+    timestamp: T0 + 5000,
+    message: 'ERROR api tied with web',
+    tag: 'b',
+  }),
   a4: seed({ logGroup: '/hist/api', logStream: 'web/1', timestamp: T0 + 7000, message: 'INFO api last', tag: 'a4' }),
   // Stream names that a LIKE without escaping would confuse with the prefix `web_`.
   x1: seed({ logGroup: '/hist/api', logStream: 'webx1', timestamp: T0 + 7500, message: 'INFO not web_', tag: 'x1' }),
-  x2: seed({ logGroup: '/hist/api', logStream: 'web_1', timestamp: T0 + 7600, message: 'INFO literal web_', tag: 'x2' }),
-  b1: seed({ cloudAccountId: 'acc-b', logGroup: '/hist/web', logStream: 'web/1', timestamp: T0 + 1000, message: 'INFO org b secret', tag: 'b1' }),
+  x2: seed({
+    logGroup: '/hist/api',
+    logStream: 'web_1',
+    timestamp: T0 + 7600,
+    message: 'INFO literal web_',
+    tag: 'x2',
+  }),
+  b1: seed({
+    cloudAccountId: 'acc-b',
+    logGroup: '/hist/web',
+    logStream: 'web/1',
+    timestamp: T0 + 1000,
+    message: 'INFO org b secret',
+    tag: 'b1',
+  }),
 };
 type HKey = keyof typeof H;
 const msgs = (...keys: HKey[]) => keys.map((k) => H[k].message);
@@ -80,7 +136,13 @@ const msgs = (...keys: HKey[]) => keys.map((k) => H[k].message);
 // 120 events in one stream; 45..55 share one millisecond, so the 50-event batch boundary falls inside a tie.
 const BULK = Array.from({ length: 120 }, (_, i) => {
   const ts = T0 + 10_000 + (i >= 45 && i <= 55 ? 45 : i);
-  return seed({ logGroup: '/bulk', logStream: 'b/1', timestamp: ts, message: `bulk ${i}`, tag: String(i).padStart(4, '0') });
+  return seed({
+    logGroup: '/bulk',
+    logStream: 'b/1',
+    timestamp: ts,
+    message: `bulk ${i}`,
+    tag: String(i).padStart(4, '0'),
+  });
 });
 const bulkMessages = (from = 0, to = 120) => BULK.slice(from, to).map((e) => e.message);
 
@@ -103,7 +165,9 @@ const FP = {
 } as const;
 type FpKey = keyof typeof FP;
 const FP_KEYS = Object.keys(FP) as FpKey[];
-const FP_EVENTS = FP_KEYS.map((k, i) => seed({ logGroup: '/fp', logStream: 'fp/1', timestamp: T0 + 20_000 + i, message: FP[k], tag: k }));
+const FP_EVENTS = FP_KEYS.map((k, i) =>
+  seed({ logGroup: '/fp', logStream: 'fp/1', timestamp: T0 + 20_000 + i, message: FP[k], tag: k }),
+);
 
 const PATTERNS: [form: string, pattern: string, matches: FpKey[] | 'all'][] = [
   ['empty (disabled)', '', 'all'],
@@ -189,7 +253,8 @@ class SseClient {
     this.es = new EventSource(`${app.url}${PATH}?${query(params)}`, {
       fetch: async (input, init) => {
         const headers: Record<string, string> = { ...init?.headers, Authorization: `Bearer ${token}` };
-        if (options.lastEventId !== undefined && this.attempts.length === 0) headers['Last-Event-ID'] = options.lastEventId;
+        if (options.lastEventId !== undefined && this.attempts.length === 0)
+          headers['Last-Event-ID'] = options.lastEventId;
         this.attempts.push(headers);
         const res = await fetch(input, { ...init, headers });
         return options.cuttable ? this.cuttable(res) : res;
@@ -197,7 +262,11 @@ class SseClient {
     });
     this.open = new Promise((resolve, reject) => {
       this.es.addEventListener('open', () => resolve(), { once: true });
-      this.es.addEventListener('error', (ev) => reject(new Error(`stream failed: ${(ev as { message?: string }).message}`)), { once: true });
+      this.es.addEventListener(
+        'error',
+        (ev) => reject(new Error(`stream failed: ${(ev as { message?: string }).message}`)),
+        { once: true },
+      );
     });
     this.open.catch(() => undefined);
     this.es.addEventListener('message', (ev: MessageEvent) => {
@@ -251,12 +320,16 @@ class SseClient {
     return this.messages[this.messages.length - 1]!.id;
   }
   until(condition: () => boolean, what: string, timeoutMs?: number): Promise<void> {
-    return waitFor(() => {
-      if (this.failures.length > 0 && this.es.readyState === EventSource.CLOSED && !this.final) {
-        throw new Error(`stream failed: ${JSON.stringify(this.failures)}`);
-      }
-      return condition();
-    }, what, timeoutMs);
+    return waitFor(
+      () => {
+        if (this.failures.length > 0 && this.es.readyState === EventSource.CLOSED && !this.final) {
+          throw new Error(`stream failed: ${JSON.stringify(this.failures)}`);
+        }
+        return condition();
+      },
+      what,
+      timeoutMs,
+    );
   }
   untilFinal(timeoutMs?: number): Promise<void> {
     return this.until(() => this.final, 'isFinal', timeoutMs);
@@ -369,7 +442,11 @@ async function polled(t: TestApp, n = 2): Promise<void> {
 async function settle(apps: Iterable<TestApp>): Promise<void> {
   for (const app of apps) {
     const streams = app.services.streams;
-    await waitFor(() => streams.activeStreams === 0 && streams.hub.activePollers === 0, 'every stream and poller to end', 5_000);
+    await waitFor(
+      () => streams.activeStreams === 0 && streams.hub.activePollers === 0,
+      'every stream and poller to end',
+      5_000,
+    );
   }
 }
 
@@ -379,7 +456,12 @@ afterEach(async () => {
   await settle(apps);
 });
 
-const base = (extra: Params = {}): Params => ({ accountId: 'acc-a', logGroups: '/hist/web', logStreamPrefix: 'web/', ...extra });
+const base = (extra: Params = {}): Params => ({
+  accountId: 'acc-a',
+  logGroups: '/hist/web',
+  logStreamPrefix: 'web/',
+  ...extra,
+});
 
 // ---------------------------------------------------------------------------------------------------------------
 
@@ -394,7 +476,10 @@ describe('log stream, local provider', () => {
 
   describe('history', () => {
     it('sends the history oldest first, then isFinal: true, and the server closes the connection', async () => {
-      const c = new SseClient(t, base({ logGroups: '/hist/web', logStreamNames: 'web/1,web/2,job/1', logStreamPrefix: undefined }));
+      const c = new SseClient(
+        t,
+        base({ logGroups: '/hist/web', logStreamNames: 'web/1,web/2,job/1', logStreamPrefix: undefined }),
+      );
       await c.untilFinal();
       expect(c.texts).toEqual(msgs('h1', 'h2', 'h3', 'h4', 'h5'));
       const last = c.messages[c.messages.length - 1]!;
@@ -434,8 +519,18 @@ describe('log stream, local provider', () => {
     });
 
     it('keeps to startTime and endTime, both inclusive, as ISO 8601 or epoch ms', async () => {
-      const iso = new SseClient(t, base({ startTime: '2024-01-15T12:00:01.500Z', endTime: '2024-01-15T12:00:03Z', logGroups: '/hist/web,/hist/api' }));
-      const ms = new SseClient(t, base({ startTime: String(T0 + 1500), endTime: String(T0 + 3000), logGroups: ['/hist/web', '/hist/api'] }));
+      const iso = new SseClient(
+        t,
+        base({
+          startTime: '2024-01-15T12:00:01.500Z',
+          endTime: '2024-01-15T12:00:03Z',
+          logGroups: '/hist/web,/hist/api',
+        }),
+      );
+      const ms = new SseClient(
+        t,
+        base({ startTime: String(T0 + 1500), endTime: String(T0 + 3000), logGroups: ['/hist/web', '/hist/api'] }),
+      );
       await iso.untilFinal();
       await ms.untilFinal();
       expect(iso.texts).toEqual(msgs('a1', 'h2', 'h4'));
@@ -443,7 +538,10 @@ describe('log stream, local provider', () => {
     });
 
     it('never sends events written after endTime, even a default endTime of now', async () => {
-      await ingest(t, '/live/after-end', [{ message: 'old', timestamp: Date.now() - 60_000 }, { message: 'future', timestamp: Date.now() + 3_600_000 }]);
+      await ingest(t, '/live/after-end', [
+        { message: 'old', timestamp: Date.now() - 60_000 },
+        { message: 'future', timestamp: Date.now() + 3_600_000 },
+      ]);
       const c = new SseClient(t, { accountId: 'acc-a', logGroups: '/live/after-end', logStreamPrefix: 's/' });
       await c.untilFinal();
       expect(c.texts).toEqual(['old']);
@@ -453,9 +551,18 @@ describe('log stream, local provider', () => {
   describe('stream selection and merging', () => {
     it('logStreamPrefix selects streams by prefix, logStreamNames by exact name (repeated or comma-separated)', async () => {
       const prefix = new SseClient(t, base({ logGroups: '/hist/web', logStreamPrefix: 'web/' }));
-      const names = new SseClient(t, base({ logGroups: '/hist/web', logStreamPrefix: undefined, logStreamNames: 'web/2,job/1' }));
-      const repeated = new SseClient(t, base({ logGroups: '/hist/web', logStreamPrefix: undefined, logStreamNames: ['web/2', 'job/1'] }));
-      const exact = new SseClient(t, base({ logGroups: '/hist/web', logStreamPrefix: undefined, logStreamNames: 'web' }));
+      const names = new SseClient(
+        t,
+        base({ logGroups: '/hist/web', logStreamPrefix: undefined, logStreamNames: 'web/2,job/1' }),
+      );
+      const repeated = new SseClient(
+        t,
+        base({ logGroups: '/hist/web', logStreamPrefix: undefined, logStreamNames: ['web/2', 'job/1'] }),
+      );
+      const exact = new SseClient(
+        t,
+        base({ logGroups: '/hist/web', logStreamPrefix: undefined, logStreamNames: 'web' }),
+      );
       await Promise.all([prefix, names, repeated, exact].map((c) => c.untilFinal()));
       expect(prefix.texts).toEqual(msgs('h1', 'h2', 'h4', 'h5'));
       expect(names.texts).toEqual(msgs('h2', 'h3'));
@@ -478,7 +585,10 @@ describe('log stream, local provider', () => {
       const times = c.events.map((e) => Date.parse(e.timestamp));
       expect(times).toEqual([...times].sort((a, b) => a - b));
 
-      const names = new SseClient(t, base({ logGroups: ['/hist/api', '/hist/web'], logStreamPrefix: undefined, logStreamNames: 'web/2,api/1' }));
+      const names = new SseClient(
+        t,
+        base({ logGroups: ['/hist/api', '/hist/web'], logStreamPrefix: undefined, logStreamNames: 'web/2,api/1' }),
+      );
       await names.untilFinal();
       // h2 and a2 share a millisecond: the smaller event id first.
       expect(H.a2.eventId < H.h2.eventId).toBe(true);
@@ -494,7 +604,12 @@ describe('log stream, local provider', () => {
 
   describe('filter patterns', () => {
     it.each(PATTERNS)('%s: %s', async (_form, pattern, matches) => {
-      const c = new SseClient(t, { accountId: 'acc-a', logGroups: '/fp', logStreamNames: 'fp/1', filterPattern: pattern });
+      const c = new SseClient(t, {
+        accountId: 'acc-a',
+        logGroups: '/fp',
+        logStreamNames: 'fp/1',
+        filterPattern: pattern,
+      });
       await c.untilFinal();
       const expected = matches === 'all' ? FP_KEYS : matches;
       expect(c.texts).toEqual(expected.map((k) => FP[k]));
@@ -502,8 +617,20 @@ describe('log stream, local provider', () => {
 
     it('applies the pattern to live events too', async () => {
       const group = '/live/pattern';
-      const json = new SseClient(t, { accountId: 'acc-a', logGroups: group, logStreamPrefix: 's/', tail: true, filterPattern: '{ $.level = "ERROR" && $.latency > 500 }' });
-      const terms = new SseClient(t, { accountId: 'acc-a', logGroups: group, logStreamPrefix: 's/', tail: true, filterPattern: 'ERROR -timeout' });
+      const json = new SseClient(t, {
+        accountId: 'acc-a',
+        logGroups: group,
+        logStreamPrefix: 's/',
+        tail: true,
+        filterPattern: '{ $.level = "ERROR" && $.latency > 500 }',
+      });
+      const terms = new SseClient(t, {
+        accountId: 'acc-a',
+        logGroups: group,
+        logStreamPrefix: 's/',
+        tail: true,
+        filterPattern: 'ERROR -timeout',
+      });
       await Promise.all([json.open, terms.open]);
       await waitFor(() => t.services.streams.hub.activePollers === 2, 'one poller per pattern');
       await ingest(t, group, [FP.m1, FP.m2, FP.m5, FP.m6, FP.m7, 'ERROR plain']);
@@ -579,7 +706,11 @@ describe('log stream, local provider', () => {
     it('keeps tenants apart: the same group name on another account is another poller with other events', async () => {
       const group = '/live/tenants';
       const a = new SseClient(t, { accountId: 'acc-a', logGroups: group, logStreamPrefix: 's/', tail: true });
-      const b = new SseClient(t, { accountId: 'acc-b', logGroups: group, logStreamPrefix: 's/', tail: true }, { token: TOKENS.otherAdmin });
+      const b = new SseClient(
+        t,
+        { accountId: 'acc-b', logGroups: group, logStreamPrefix: 's/', tail: true },
+        { token: TOKENS.otherAdmin },
+      );
       await Promise.all([a.open, b.open]);
       await waitFor(() => t.services.streams.hub.activePollers === 2, 'two pollers');
       await ingest(t, group, ['for a']);
@@ -595,7 +726,9 @@ describe('log stream, local provider', () => {
       // The API refuses such times; rows from elsewhere (an older version, a manual insert) may still hold them.
       const insertRaw = (message: string, timestamp: number, tag: string) =>
         sql`insert into log_events (cloud_account_id, region, log_group, log_stream, timestamp, ingestion_time, event_id, message, level)
-          values ('acc-a', ${REGION}, ${group}, 's/1', ${timestamp}, ${timestamp}, ${eventId(T0, tag)}, ${message}, 'INFO')`.execute(t.store.db);
+          values ('acc-a', ${REGION}, ${group}, 's/1', ${timestamp}, ${timestamp}, ${eventId(T0, tag)}, ${message}, 'INFO')`.execute(
+          t.store.db,
+        );
       await insertRaw('beyond what Date holds', 8_640_000_000_000_001, 'f1'); // new Date(ms).toISOString() throws
       const c = new SseClient(t, { accountId: 'acc-a', logGroups: group, logStreamPrefix: 's/', tail: true });
       await c.untilTexts(1);
@@ -617,7 +750,13 @@ describe('log stream, local provider', () => {
 
     it('tails from startTime: a live event older than startTime is not sent', async () => {
       const group = '/live/start';
-      const c = new SseClient(t, { accountId: 'acc-a', logGroups: group, logStreamPrefix: 's/', tail: true, startTime: new Date(Date.now() - 60_000).toISOString() });
+      const c = new SseClient(t, {
+        accountId: 'acc-a',
+        logGroups: group,
+        logStreamPrefix: 's/',
+        tail: true,
+        startTime: new Date(Date.now() - 60_000).toISOString(),
+      });
       await c.open;
       await waitFor(() => t.services.streams.hub.activePollers === 1, 'the poller');
       await ingest(t, group, [{ message: 'too old', timestamp: Date.now() - 3_600_000 }, 'fresh']);
@@ -685,7 +824,11 @@ describe('log stream, local provider', () => {
     it('sends ": keep-alive" comments while the tail is idle', async () => {
       const raw = new RawStream(t, { accountId: 'acc-a', logGroups: '/live/idle', logStreamPrefix: 's/', tail: true });
       await raw.response();
-      await waitFor(() => raw.frames.filter((f) => f === ': keep-alive').length >= 3, 'three keep-alive comments', 5_000);
+      await waitFor(
+        () => raw.frames.filter((f) => f === ': keep-alive').length >= 3,
+        'three keep-alive comments',
+        5_000,
+      );
       expect(raw.frames.every((f) => f === ': keep-alive')).toBe(true);
       raw.close();
     });
@@ -709,11 +852,15 @@ describe('log stream, local provider', () => {
       await second.untilFinal();
       expect(second.texts).toEqual(bulkMessages(50));
       // Each later id resumes exactly after its own batch.
-      const third = new SseClient(t, base({ logGroups: '/bulk', logStreamPrefix: 'b/' }), { lastEventId: second.messages[0]!.id });
+      const third = new SseClient(t, base({ logGroups: '/bulk', logStreamPrefix: 'b/' }), {
+        lastEventId: second.messages[0]!.id,
+      });
       await third.untilFinal();
       expect(third.texts).toEqual(bulkMessages(100));
       // The final id resumes to nothing but isFinal.
-      const fourth = new SseClient(t, base({ logGroups: '/bulk', logStreamPrefix: 'b/' }), { lastEventId: second.lastId });
+      const fourth = new SseClient(t, base({ logGroups: '/bulk', logStreamPrefix: 'b/' }), {
+        lastEventId: second.lastId,
+      });
       await fourth.untilFinal();
       expect(fourth.texts).toEqual([]);
     });
@@ -779,7 +926,11 @@ describe('log stream, local provider', () => {
       expect(new Set(messages.map((m) => m.id)).size).toBe(3);
       raw.close();
       // A connection lost after any one message resumes with exactly the events after it.
-      for (const [i, from] of [[0, 50], [1, 100], [2, 120]] as const) {
+      for (const [i, from] of [
+        [0, 50],
+        [1, 100],
+        [2, 120],
+      ] as const) {
         const c = new SseClient(t, params, { lastEventId: messages[i]!.id });
         await c.open;
         await ingest(t, group, [`after ${i}`]);
@@ -796,7 +947,11 @@ describe('log stream, local provider', () => {
     it('lets EventSource reconnect by itself after a dropped connection, without loss or repeat', async () => {
       const group = '/live/reconnect';
       await ingest(t, group, ['h1', 'h2']);
-      const c = new SseClient(t, { accountId: 'acc-a', logGroups: group, logStreamPrefix: 's/', tail: true }, { cuttable: true });
+      const c = new SseClient(
+        t,
+        { accountId: 'acc-a', logGroups: group, logStreamPrefix: 's/', tail: true },
+        { cuttable: true },
+      );
       await c.untilTexts(2);
       await waitFor(() => t.services.streams.hub.activePollers === 1, 'the poller');
       await ingest(t, group, ['l1']);
@@ -817,12 +972,21 @@ describe('log stream, local provider', () => {
   describe('client disconnect', () => {
     it('stops upstream polls within one interval and frees the stream slot', async () => {
       const hub = t.services.streams.hub;
-      const c = new SseClient(t, { accountId: 'acc-a', logGroups: '/live/disconnect', logStreamPrefix: 's/', tail: true });
+      const c = new SseClient(t, {
+        accountId: 'acc-a',
+        logGroups: '/live/disconnect',
+        logStreamPrefix: 's/',
+        tail: true,
+      });
       await c.open;
       await waitFor(() => hub.activePollers === 1 && t.services.streams.activeStreams === 1, 'the poller');
       await polled(t, 3);
       c.close();
-      await waitFor(() => hub.activePollers === 0 && t.services.streams.activeStreams === 0, 'the poller to stop', 2_000);
+      await waitFor(
+        () => hub.activePollers === 0 && t.services.streams.activeStreams === 0,
+        'the poller to stop',
+        2_000,
+      );
       const after = hub.polls;
       await sleep(POLL_MS * 6);
       expect(hub.polls).toBe(after);
@@ -845,7 +1009,11 @@ describe('log stream, local provider', () => {
     });
 
     it('shows each organization only its own account', async () => {
-      const b = new SseClient(t, { accountId: 'acc-b', logGroups: '/hist/web', logStreamPrefix: 'web/' }, { token: TOKENS.otherAdmin });
+      const b = new SseClient(
+        t,
+        { accountId: 'acc-b', logGroups: '/hist/web', logStreamPrefix: 'web/' },
+        { token: TOKENS.otherAdmin },
+      );
       await b.untilFinal();
       expect(b.texts).toEqual(msgs('b1'));
       const a = new SseClient(t, base({ logStreamPrefix: 'web/1' }), { token: TOKENS.multiOrg });
@@ -853,10 +1021,16 @@ describe('log stream, local provider', () => {
       expect(a.texts).toEqual(msgs('h1', 'h4', 'h5'));
     });
 
-    it('answers another organization\'s account exactly like a missing one (404)', async () => {
+    it("answers another organization's account exactly like a missing one (404)", async () => {
       const other = await t.request('GET', `${PATH}?${query(base())}`, { token: TOKENS.otherAdmin });
-      const missing = await t.request('GET', `${PATH}?${query(base({ accountId: 'acc-nope' }))}`, { token: TOKENS.otherAdmin });
-      const reverse = await t.request('GET', `${PATH}?${query({ accountId: 'acc-b', logGroups: '/hist/web', logStreamPrefix: 'web/' })}`, { token: TOKENS.owner });
+      const missing = await t.request('GET', `${PATH}?${query(base({ accountId: 'acc-nope' }))}`, {
+        token: TOKENS.otherAdmin,
+      });
+      const reverse = await t.request(
+        'GET',
+        `${PATH}?${query({ accountId: 'acc-b', logGroups: '/hist/web', logStreamPrefix: 'web/' })}`,
+        { token: TOKENS.owner },
+      );
       expectError(other, 404, 'logs:account:not-found');
       expectError(missing, 404, 'logs:account:not-found');
       expectError(reverse, 404, 'logs:account:not-found');
@@ -877,17 +1051,56 @@ describe('log stream, local provider', () => {
   describe('bad parameters are ordinary error responses', () => {
     const cases: [string, Params, number, string][] = [
       ['no logGroups', { accountId: 'acc-a', logStreamPrefix: 'web/' }, 400, 'validation:request:invalid-query'],
-      ['an empty logGroups', { accountId: 'acc-a', logGroups: '', logStreamPrefix: 'web/' }, 400, 'validation:request:invalid-query'],
-      ['logGroups with only commas', { accountId: 'acc-a', logGroups: ',, ,', logStreamPrefix: 'web/' }, 400, 'logs:stream:invalid-parameters'],
-      ['more than 50 log groups', { accountId: 'acc-a', logGroups: Array.from({ length: 51 }, (_, i) => `/g${i}`).join(','), logStreamPrefix: 'web/' }, 400, 'logs:stream:invalid-parameters'],
-      ['both logStreamPrefix and logStreamNames', base({ logStreamNames: 'web/1' }), 400, 'logs:stream:invalid-parameters'],
-      ['neither logStreamPrefix nor logStreamNames', base({ logStreamPrefix: undefined }), 400, 'logs:stream:invalid-parameters'],
+      [
+        'an empty logGroups',
+        { accountId: 'acc-a', logGroups: '', logStreamPrefix: 'web/' },
+        400,
+        'validation:request:invalid-query',
+      ],
+      [
+        'logGroups with only commas',
+        { accountId: 'acc-a', logGroups: ',, ,', logStreamPrefix: 'web/' },
+        400,
+        'logs:stream:invalid-parameters',
+      ],
+      [
+        'more than 50 log groups',
+        {
+          accountId: 'acc-a',
+          logGroups: Array.from({ length: 51 }, (_, i) => `/g${i}`).join(','),
+          logStreamPrefix: 'web/',
+        },
+        400,
+        'logs:stream:invalid-parameters',
+      ],
+      [
+        'both logStreamPrefix and logStreamNames',
+        base({ logStreamNames: 'web/1' }),
+        400,
+        'logs:stream:invalid-parameters',
+      ],
+      [
+        'neither logStreamPrefix nor logStreamNames',
+        base({ logStreamPrefix: undefined }),
+        400,
+        'logs:stream:invalid-parameters',
+      ],
       ['an empty logStreamPrefix and no names', base({ logStreamPrefix: '' }), 400, 'logs:stream:invalid-parameters'],
       ['no accountId', { logGroups: '/hist/web', logStreamPrefix: 'web/' }, 400, 'validation:request:invalid-query'],
       ['an unknown account', base({ accountId: 'acc-nope' }), 404, 'logs:account:not-found'],
       ['a startTime that is no time', base({ startTime: 'yesterday' }), 400, 'validation:request:invalid-query'],
-      ['an endTime past the end of its month', base({ endTime: '2024-02-30T00:00:00Z' }), 400, 'validation:request:invalid-query'],
-      ['startTime after endTime', base({ startTime: '2024-01-15T13:00:00Z', endTime: '2024-01-15T12:00:00Z' }), 400, 'logs:stream:invalid-parameters'],
+      [
+        'an endTime past the end of its month',
+        base({ endTime: '2024-02-30T00:00:00Z' }),
+        400,
+        'validation:request:invalid-query',
+      ],
+      [
+        'startTime after endTime',
+        base({ startTime: '2024-01-15T13:00:00Z', endTime: '2024-01-15T12:00:00Z' }),
+        400,
+        'logs:stream:invalid-parameters',
+      ],
       ['tail that is not a boolean', base({ tail: 'maybe' }), 400, 'validation:request:invalid-query'],
       ['an unknown parameter', base({ logGroup: '/hist/web' }), 400, 'validation:request:invalid-query'],
     ];
@@ -906,27 +1119,37 @@ describe('log stream, local provider', () => {
       ['logStreamNames', { logStreamPrefix: undefined, logStreamNames: ['web/1', 'web/\u001f'] }],
       ['region', { region: 'eu-west-1\u0000' }],
       ['region', { region: 'eu-west-1\u007f' }],
-    ] as [string, Params][])('a NUL or control character in %s is 400 naming it, not a failure inside the stream', async (param, extra) => {
-      const res = await t.request('GET', `${PATH}?${query(base(extra))}`, { token: TOKENS.owner });
-      expectError(res, 400, 'validation:request:invalid-query');
-      expect(JSON.stringify(res.body.details)).toContain(`query.${param}`);
-    });
+    ] as [string, Params][])(
+      'a NUL or control character in %s is 400 naming it, not a failure inside the stream',
+      async (param, extra) => {
+        const res = await t.request('GET', `${PATH}?${query(base(extra))}`, { token: TOKENS.owner });
+        expectError(res, 400, 'validation:request:invalid-query');
+        expect(JSON.stringify(res.body.details)).toContain(`query.${param}`);
+      },
+    );
 
     it('takes at most 100 stream names, counted after splitting comma-separated values (repeats count once)', async () => {
       const names = Array.from({ length: 101 }, (_, i) => `n/${i}`);
       for (const logStreamNames of [names.join(','), [names.slice(0, 60).join(','), names.slice(60).join(',')]]) {
-        const res = await t.request('GET', `${PATH}?${query(base({ logStreamPrefix: undefined, logStreamNames }))}`, { token: TOKENS.owner });
+        const res = await t.request('GET', `${PATH}?${query(base({ logStreamPrefix: undefined, logStreamNames }))}`, {
+          token: TOKENS.owner,
+        });
         expectError(res, 400, 'logs:stream:invalid-parameters');
         expect(res.body.metadata).toEqual({ parameter: 'logStreamNames' });
       }
-      const hundred = new SseClient(t, base({ logStreamPrefix: undefined, logStreamNames: [...names.slice(0, 99), 'web/1', 'web/1,web/1'].join(',') }));
+      const hundred = new SseClient(
+        t,
+        base({ logStreamPrefix: undefined, logStreamNames: [...names.slice(0, 99), 'web/1', 'web/1,web/1'].join(',') }),
+      );
       await hundred.untilFinal();
       expect(hundred.texts).toEqual(msgs('h1', 'h4', 'h5'));
     });
 
     it('refuses a startTime or endTime past 9999-12-31T23:59:59.999Z with 400 naming it', async () => {
       for (const field of ['startTime', 'endTime']) {
-        const res = await t.request('GET', `${PATH}?${query(base({ [field]: '253402300800000' }))}`, { token: TOKENS.owner });
+        const res = await t.request('GET', `${PATH}?${query(base({ [field]: '253402300800000' }))}`, {
+          token: TOKENS.owner,
+        });
         expectError(res, 400, 'validation:request:invalid-query');
         expect(JSON.stringify(res.body.details)).toContain(`query.${field}`);
       }
@@ -983,13 +1206,17 @@ describe('log stream limits and failures', () => {
       services: (store, config) => {
         const services = createServices(store, config);
         flaky = new FlakySource(store.db);
-        const streams = new LogStreamService(store.db, { local: flaky }, {
-          pollIntervalMs: config.STREAM_POLL_INTERVAL_MS,
-          keepAliveMs: config.STREAM_KEEPALIVE_MS,
-          maxPerPrincipal: config.STREAM_MAX_PER_PRINCIPAL,
-          maxDurationMs: config.STREAM_MAX_DURATION_MS,
-          batchSize: config.STREAM_BATCH_SIZE,
-        });
+        const streams = new LogStreamService(
+          store.db,
+          { local: flaky },
+          {
+            pollIntervalMs: config.STREAM_POLL_INTERVAL_MS,
+            keepAliveMs: config.STREAM_KEEPALIVE_MS,
+            maxPerPrincipal: config.STREAM_MAX_PER_PRINCIPAL,
+            maxDurationMs: config.STREAM_MAX_DURATION_MS,
+            batchSize: config.STREAM_BATCH_SIZE,
+          },
+        );
         const close = services.close;
         return { ...services, streams, close: async () => (streams.close(), close()) };
       },
@@ -1030,9 +1257,16 @@ describe('log stream limits and failures', () => {
   it('sends a failure in the tail as `event: error` with the error object, then isFinal: true, and closes', async () => {
     const group = '/live/fail-tail';
     const raw = new RawStream(t, { accountId: 'acc-a', logGroups: group, logStreamPrefix: 's/', tail: true });
-    const c = new SseClient(t, { accountId: 'acc-a', logGroups: group, logStreamPrefix: 's/', tail: true }, { token: TOKENS.admin });
+    const c = new SseClient(
+      t,
+      { accountId: 'acc-a', logGroups: group, logStreamPrefix: 's/', tail: true },
+      { token: TOKENS.admin },
+    );
     await c.open;
-    await waitFor(() => t.services.streams.hub.activePollers === 1 && t.services.streams.activeStreams === 2, 'both in the tail');
+    await waitFor(
+      () => t.services.streams.hub.activePollers === 1 && t.services.streams.activeStreams === 2,
+      'both in the tail',
+    );
     await ingest(t, group, ['before the failure']);
     await c.untilTexts(1);
     flaky.failRead = true;
@@ -1062,7 +1296,11 @@ describe('log stream limits and failures', () => {
     expect(c.serverErrors.map((e) => e.code)).toEqual(['logs:upstream:failed']);
     // The id of the last batch still resumes where the failure struck.
     flaky.failHistory = false;
-    const again = new SseClient(t, { accountId: 'acc-a', logGroups: '/bulk', logStreamPrefix: 'b/' }, { lastEventId: c.lastId });
+    const again = new SseClient(
+      t,
+      { accountId: 'acc-a', logGroups: '/bulk', logStreamPrefix: 'b/' },
+      { lastEventId: c.lastId },
+    );
     await again.untilFinal();
     expect(again.texts).toEqual(bulkMessages(50));
   });
@@ -1084,7 +1322,9 @@ describe('log stream limits and failures', () => {
         () =>
           new Promise<void>((resolve, reject) => {
             const socket = connect(Number(url.port), url.hostname, () => {
-              socket.write(`GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${TOKENS.member}\r\nAccept: text/event-stream\r\n\r\n`);
+              socket.write(
+                `GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${TOKENS.member}\r\nAccept: text/event-stream\r\n\r\n`,
+              );
               setTimeout(() => socket.destroy(), 100);
               socket.on('close', () => resolve());
             });
@@ -1095,7 +1335,11 @@ describe('log stream limits and failures', () => {
     await holder;
     await settle([t]);
     // Every slot of the principal is free again.
-    const c = new SseClient(t, { accountId: 'acc-a', logGroups: '/live/hangup', logStreamPrefix: 's/', tail: true }, { token: TOKENS.member });
+    const c = new SseClient(
+      t,
+      { accountId: 'acc-a', logGroups: '/live/hangup', logStreamPrefix: 's/', tail: true },
+      { token: TOKENS.member },
+    );
     await c.open;
   });
 
@@ -1160,11 +1404,26 @@ describe('log stream session length and shutdown', () => {
     const server = await startServerProcess(['--demo'], { BERTH_DATA_DIR: dir, STREAM_POLL_INTERVAL_MS: '50' });
     try {
       const headers = { authorization: `Bearer ${DEMO_TOKEN}`, 'content-type': 'application/json' };
-      const target = { accountId: 'acct-acme-local', region: 'eu-west-1', logGroup: '/shutdown/test', logStream: 's/1' };
+      const target = {
+        accountId: 'acct-acme-local',
+        region: 'eu-west-1',
+        logGroup: '/shutdown/test',
+        logStream: 's/1',
+      };
       const post = (message: string) =>
-        fetch(`${server.url}/cloud/logs/local/events`, { method: 'POST', headers, body: JSON.stringify({ ...target, events: [{ message }] }) });
+        fetch(`${server.url}/cloud/logs/local/events`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ ...target, events: [{ message }] }),
+        });
       expect((await post('before')).status).toBe(202);
-      const qs = query({ accountId: 'acct-acme-local', region: 'eu-west-1', logGroups: '/shutdown/test', logStreamPrefix: 's/', tail: true });
+      const qs = query({
+        accountId: 'acct-acme-local',
+        region: 'eu-west-1',
+        logGroups: '/shutdown/test',
+        logStreamPrefix: 's/',
+        tail: true,
+      });
       const res = await fetch(`${server.url}${PATH}?${qs}`, { headers: { authorization: `Bearer ${DEMO_TOKEN}` } });
       expect(res.status).toBe(200);
       const reader = res.body!.getReader();

@@ -11,9 +11,19 @@ beforeAll(async () => {
     fixture: domainWorld({
       domains: [
         { id: 'd-b-x-gamma', moduleInstanceId: 'mi-b-shop', domainName: 'x.gamma.example', managedByService: false },
-        { id: 'd-b-deep-gamma', moduleInstanceId: 'mi-b-shop', domainName: 'a.b.zeta.example', managedByService: false },
+        {
+          id: 'd-b-deep-gamma',
+          moduleInstanceId: 'mi-b-shop',
+          domainName: 'a.b.zeta.example',
+          managedByService: false,
+        },
         { id: 'd-a-delta', moduleInstanceId: 'mi-a-worker', domainName: 'mine.delta.example', managedByService: false },
-        { id: 'd-b-cafe', moduleInstanceId: 'mi-b-shop', domainName: 'xn--caf-dma.epsilon.example', managedByService: false },
+        {
+          id: 'd-b-cafe',
+          moduleInstanceId: 'mi-b-shop',
+          domainName: 'xn--caf-dma.epsilon.example',
+          managedByService: false,
+        },
         { id: 'd-a-legacy', moduleInstanceId: 'mi-a-web', domainName: 'legacy.berth.dev', managedByService: false },
       ],
     }),
@@ -50,26 +60,38 @@ describe('GET /domains/name-availability', () => {
   });
 
   it('finds an exact name and tells whose it is relative to the caller', async () => {
-    expect(await conflictOf('www.acme.example', { moduleInstanceId: 'mi-a-web' })).toEqual({ owner: 'SAME_MODULE_INSTANCE', type: 'EXACT' });
-    expect(await conflictOf('www.acme.example', { moduleInstanceId: 'mi-a-worker' })).toEqual({ owner: 'SAME_ORGANIZATION', type: 'EXACT' });
+    expect(await conflictOf('www.acme.example', { moduleInstanceId: 'mi-a-web' })).toEqual({
+      owner: 'SAME_MODULE_INSTANCE',
+      type: 'EXACT',
+    });
+    expect(await conflictOf('www.acme.example', { moduleInstanceId: 'mi-a-worker' })).toEqual({
+      owner: 'SAME_ORGANIZATION',
+      type: 'EXACT',
+    });
     expect(await conflictOf('www.acme.example')).toEqual({ owner: 'SAME_ORGANIZATION', type: 'EXACT' });
     expect(await conflictOf('shop.beta.example')).toEqual({ owner: 'OTHER_ORGANIZATION', type: 'EXACT' });
     expect(await conflictOf('*.beta.example')).toEqual({ owner: 'OTHER_ORGANIZATION', type: 'EXACT' });
   });
 
   it('normalizes case, the trailing dot and IDN before comparing', async () => {
-    expect(await conflictOf('WWW.Acme.Example.', { moduleInstanceId: 'mi-a-web' })).toEqual({ owner: 'SAME_MODULE_INSTANCE', type: 'EXACT' });
+    expect(await conflictOf('WWW.Acme.Example.', { moduleInstanceId: 'mi-a-web' })).toEqual({
+      owner: 'SAME_MODULE_INSTANCE',
+      type: 'EXACT',
+    });
     expect(await conflictOf('Café.Epsilon.example')).toEqual({ owner: 'OTHER_ORGANIZATION', type: 'EXACT' });
     expect(await conflictOf('xn--caf-dma.epsilon.example')).toEqual({ owner: 'OTHER_ORGANIZATION', type: 'EXACT' });
     expect(await conflictOf('bücher.acme.example')).toBeNull();
   });
 
-  it('refuses a name under another organization\'s wildcard, without saying whose', async () => {
-    expect(await conflictOf('new.apps.acme.example', { token: TOKENS.otherAdmin })).toEqual({ owner: 'OTHER_ORGANIZATION', type: 'WILDCARD' });
+  it("refuses a name under another organization's wildcard, without saying whose", async () => {
+    expect(await conflictOf('new.apps.acme.example', { token: TOKENS.otherAdmin })).toEqual({
+      owner: 'OTHER_ORGANIZATION',
+      type: 'WILDCARD',
+    });
     expect(await conflictOf('new.beta.example')).toEqual({ owner: 'OTHER_ORGANIZATION', type: 'WILDCARD' });
   });
 
-  it('allows a name under a wildcard of the caller\'s own organization, and names deeper than one label', async () => {
+  it("allows a name under a wildcard of the caller's own organization, and names deeper than one label", async () => {
     expect(await conflictOf('new.apps.acme.example')).toBeNull();
     expect(await conflictOf('new.apps.acme.example', { moduleInstanceId: 'mi-a-worker' })).toBeNull();
     expect(await conflictOf('deep.new.apps.acme.example', { token: TOKENS.otherAdmin })).toBeNull();
@@ -77,14 +99,20 @@ describe('GET /domains/name-availability', () => {
 
   it('refuses a wildcard over names another organization holds one label under it', async () => {
     expect(await conflictOf('*.gamma.example')).toEqual({ owner: 'OTHER_ORGANIZATION', type: 'SUBDOMAIN' });
-    expect(await conflictOf('*.apps.acme.example', { token: TOKENS.otherAdmin })).toEqual({ owner: 'OTHER_ORGANIZATION', type: 'EXACT' });
+    expect(await conflictOf('*.apps.acme.example', { token: TOKENS.otherAdmin })).toEqual({
+      owner: 'OTHER_ORGANIZATION',
+      type: 'EXACT',
+    });
     // Names two labels under do not count (a wildcard covers one label), nor the caller's own names.
     expect(await conflictOf('*.zeta.example')).toBeNull();
     expect(await conflictOf('*.delta.example')).toBeNull();
-    expect(await conflictOf('*.delta.example', { token: TOKENS.otherAdmin })).toEqual({ owner: 'OTHER_ORGANIZATION', type: 'SUBDOMAIN' });
+    expect(await conflictOf('*.delta.example', { token: TOKENS.otherAdmin })).toEqual({
+      owner: 'OTHER_ORGANIZATION',
+      type: 'SUBDOMAIN',
+    });
   });
 
-  it('reserves the platform\'s zones and everything under them for the service', async () => {
+  it("reserves the platform's zones and everything under them for the service", async () => {
     for (const name of ['berth.dev', 'app.berth.dev', '*.berth.dev', 'a.b.berth.dev', 'BERTH.APP.', 'x.berth.app']) {
       expect(await conflictOf(name), name).toEqual({ owner: 'SERVICE', type: 'RESERVED' });
     }
@@ -92,17 +120,28 @@ describe('GET /domains/name-availability', () => {
   });
 
   it('ranks RESERVED over EXACT, and EXACT over WILDCARD', async () => {
-    expect(await conflictOf('legacy.berth.dev', { moduleInstanceId: 'mi-a-web' })).toEqual({ owner: 'SERVICE', type: 'RESERVED' });
-    expect(await conflictOf('api.apps.acme.example', { token: TOKENS.otherAdmin })).toEqual({ owner: 'OTHER_ORGANIZATION', type: 'EXACT' });
+    expect(await conflictOf('legacy.berth.dev', { moduleInstanceId: 'mi-a-web' })).toEqual({
+      owner: 'SERVICE',
+      type: 'RESERVED',
+    });
+    expect(await conflictOf('api.apps.acme.example', { token: TOKENS.otherAdmin })).toEqual({
+      owner: 'OTHER_ORGANIZATION',
+      type: 'EXACT',
+    });
   });
 
-  it('counts every organization of an unscoped key as the caller\'s own, unless an instance says which', async () => {
+  it("counts every organization of an unscoped key as the caller's own, unless an instance says which", async () => {
     expect(await conflictOf('new.apps.acme.example', { token: TOKENS.multiOrg })).toBeNull();
-    expect(await conflictOf('new.apps.acme.example', { token: TOKENS.multiOrg, moduleInstanceId: 'mi-b-shop' })).toEqual({
+    expect(
+      await conflictOf('new.apps.acme.example', { token: TOKENS.multiOrg, moduleInstanceId: 'mi-b-shop' }),
+    ).toEqual({
       owner: 'OTHER_ORGANIZATION',
       type: 'WILDCARD',
     });
-    expect(await conflictOf('shop.beta.example', { token: TOKENS.superadmin })).toEqual({ owner: 'SAME_ORGANIZATION', type: 'EXACT' });
+    expect(await conflictOf('shop.beta.example', { token: TOKENS.superadmin })).toEqual({
+      owner: 'SAME_ORGANIZATION',
+      type: 'EXACT',
+    });
   });
 
   it.each([
@@ -126,14 +165,29 @@ describe('GET /domains/name-availability', () => {
     expect(res.body.message.length).toBeGreaterThan(10);
   });
 
-  it('answers 400 without a name, 404 for another organization\'s instance like an unknown one, 401 without a token', async () => {
-    expectError(await t.request('GET', '/domains/name-availability', { token: TOKENS.owner }), 400, 'validation:request:invalid-query');
-    expectError(await check('new.acme.example', { moduleInstanceId: 'mi-b-shop' }), 404, 'domains:module-instance:not-found');
-    expectError(await check('new.acme.example', { moduleInstanceId: 'mi-nope' }), 404, 'domains:module-instance:not-found');
+  it("answers 400 without a name, 404 for another organization's instance like an unknown one, 401 without a token", async () => {
+    expectError(
+      await t.request('GET', '/domains/name-availability', { token: TOKENS.owner }),
+      400,
+      'validation:request:invalid-query',
+    );
+    expectError(
+      await check('new.acme.example', { moduleInstanceId: 'mi-b-shop' }),
+      404,
+      'domains:module-instance:not-found',
+    );
+    expectError(
+      await check('new.acme.example', { moduleInstanceId: 'mi-nope' }),
+      404,
+      'domains:module-instance:not-found',
+    );
     expectError(await t.request('GET', '/domains/name-availability?name=a.example'), 401, 'auth:token:missing');
   });
 
   it('lets viewers ask', async () => {
-    expect(await conflictOf('www.acme.example', { token: TOKENS.viewer })).toEqual({ owner: 'SAME_ORGANIZATION', type: 'EXACT' });
+    expect(await conflictOf('www.acme.example', { token: TOKENS.viewer })).toEqual({
+      owner: 'SAME_ORGANIZATION',
+      type: 'EXACT',
+    });
   });
 });

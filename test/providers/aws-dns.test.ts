@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AwsAccount, AwsClients } from '../../src/providers/aws/clients.js';
-import { Route53DnsZone } from '../../src/providers/dns/aws.js';
+import { Route53DnsZone } from '../../src/providers/aws/dns-zone.js';
 import type { FakeAws } from '../support/fake-aws/index.js';
 import { startFakeAwsClients, stopFakeAwsClients } from '../support/fake-aws-clients.js';
 import { providerFailure } from '../support/provider-failure.js';
@@ -9,7 +9,13 @@ let aws: FakeAws;
 let clients: AwsClients;
 
 function zone(): Route53DnsZone {
-  const account: AwsAccount = { id: 'acct-aws', region: 'eu-west-1', roleArn: null, externalId: null, endpoint: aws.endpoint };
+  const account: AwsAccount = {
+    id: 'acct-aws',
+    region: 'eu-west-1',
+    roleArn: null,
+    externalId: null,
+    endpoint: aws.endpoint,
+  };
   return new Route53DnsZone(clients.route53(account), 5_000);
 }
 
@@ -34,10 +40,15 @@ describe('Route 53 DNS zone', () => {
     ]);
     const changes = aws.callsTo('ChangeResourceRecordSets');
     expect(changes.map((c) => c.input.HostedZoneId)).toEqual([child, parent]);
-    expect(aws.route53.findRecord('_a.api.apps.example.com', 'CNAME')).toMatchObject({ ttl: 300, values: ['_x.acm-validations.aws'] });
+    expect(aws.route53.findRecord('_a.api.apps.example.com', 'CNAME')).toMatchObject({
+      ttl: 300,
+      values: ['_x.acm-validations.aws'],
+    });
     expect(aws.route53.records(child).map((r) => r.name)).toContain('_a.api.apps.example.com.');
     expect(aws.route53.records(parent).map((r) => r.name)).toContain('_b.example.com.');
-    expect(aws.route53.findRecord('_berth-verification.apps.example.com', 'TXT')?.values).toEqual(['"berth-verification=\\"quoted\\""']);
+    expect(aws.route53.findRecord('_berth-verification.apps.example.com', 'TXT')?.values).toEqual([
+      '"berth-verification=\\"quoted\\""',
+    ]);
   });
 
   it('replaces an existing record set (UPSERT), so a retry can run any number of times', async () => {
@@ -54,11 +65,17 @@ describe('Route 53 DNS zone', () => {
     aws.failNext('ChangeResourceRecordSets', { code: 'Throttling', times: 1 });
     aws.failNext('ChangeResourceRecordSets', { code: 'PriorRequestNotComplete', times: 1 });
     await zone().upsert([{ name: '_a.example.com', type: 'CNAME', value: '_v.acm-validations.aws' }]);
-    expect(aws.callsTo('ChangeResourceRecordSets').map((c) => c.errorCode ?? 'ok')).toEqual(['Throttling', 'PriorRequestNotComplete', 'ok']);
+    expect(aws.callsTo('ChangeResourceRecordSets').map((c) => c.errorCode ?? 'ok')).toEqual([
+      'Throttling',
+      'PriorRequestNotComplete',
+      'ok',
+    ]);
   });
 
   it('fails with a ProviderError, writing nothing, when no zone holds the name or Route 53 refuses the batch', async () => {
-    const none = await providerFailure(zone().upsert([{ name: '_a.nowhere.example', type: 'CNAME', value: 'x.example' }]));
+    const none = await providerFailure(
+      zone().upsert([{ name: '_a.nowhere.example', type: 'CNAME', value: 'x.example' }]),
+    );
     expect(none).toMatchObject({ service: 'dns-zone', provider: 'aws' });
     expect(none.message).toMatch(/No public Route 53 hosted zone/);
 
@@ -70,14 +87,23 @@ describe('Route 53 DNS zone', () => {
         { name: 'taken.example.com', type: 'CNAME', value: 'y.example.com' },
       ]),
     );
-    expect(refused.details).toMatchObject({ operation: 'ChangeResourceRecordSets', awsCode: 'InvalidChangeBatch', httpStatus: 400 });
+    expect(refused.details).toMatchObject({
+      operation: 'ChangeResourceRecordSets',
+      awsCode: 'InvalidChangeBatch',
+      httpStatus: 400,
+    });
     expect(aws.route53.findRecord('_ok.example.com', 'CNAME')).toBeUndefined();
 
     aws.failNext('ListHostedZonesByName', { code: 'AccessDenied', status: 403 });
-    expect((await providerFailure(zone().upsert([{ name: '_c.example.com', type: 'CNAME', value: 'x.example.com' }]))).details.awsCode).toBe('AccessDenied');
+    expect(
+      (await providerFailure(zone().upsert([{ name: '_c.example.com', type: 'CNAME', value: 'x.example.com' }])))
+        .details.awsCode,
+    ).toBe('AccessDenied');
   });
 
   it('leaves checks to public DNS', async () => {
-    expect(await zone().checkAll([{ name: 'a.example.com', type: 'CNAME', value: 'b.example.com' }])).toEqual([undefined]);
+    expect(await zone().checkAll([{ name: 'a.example.com', type: 'CNAME', value: 'b.example.com' }])).toEqual([
+      undefined,
+    ]);
   });
 });

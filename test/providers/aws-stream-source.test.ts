@@ -5,14 +5,21 @@
 import { AwsClients } from '../../src/providers/aws/clients.js';
 import { ConfiguredRetryStrategy } from '@smithy/core/retry';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { compileFilterPattern } from '../../src/logs/filter-pattern/index.js';
-import type { CloudAccount } from '../../src/logs/query/types.js';
-import { AwsStreamSource, type AwsCursor, type AwsStreamOptions } from '../../src/logs/stream/aws-source.js';
+import { compileFilterPattern } from '../../src/core/filter-pattern/index.js';
+import type { CloudAccount } from '../../src/core/log-query/types.js';
+import { AwsStreamSource, type AwsCursor, type AwsStreamOptions } from '../../src/providers/aws/log-stream-source.js';
 import { TokenBucket } from '../../src/providers/aws/token-bucket.js';
-import { encodeEventId } from '../../src/logs/stream/service.js';
-import { TailHub } from '../../src/logs/stream/tail-hub.js';
-import type { HistoryCursor, StreamEvent, StreamQuery } from '../../src/logs/stream/types.js';
-import { AwsError, defaultLogsOptions, FAKE_CREDENTIALS, startFakeAws, type FakeAws, type RecordedCall } from '../support/fake-aws/index.js';
+import { encodeEventId } from '../../src/services/log-stream/service.js';
+import { TailHub } from '../../src/services/log-stream/tail-hub.js';
+import type { HistoryCursor, StreamEvent, StreamQuery } from '../../src/providers/log-stream-source.js';
+import {
+  AwsError,
+  defaultLogsOptions,
+  FAKE_CREDENTIALS,
+  startFakeAws,
+  type FakeAws,
+  type RecordedCall,
+} from '../support/fake-aws/index.js';
 
 const T = Date.UTC(2024, 0, 15, 12, 0, 0);
 const never = new AbortController().signal;
@@ -67,7 +74,12 @@ function source(options: Partial<AwsStreamOptions> = {}): AwsStreamSource {
   return s;
 }
 
-function query(logGroups: string[], streams: StreamQuery['streams'] = { kind: 'prefix', prefix: 's' }, pattern = '', acc = account()): StreamQuery {
+function query(
+  logGroups: string[],
+  streams: StreamQuery['streams'] = { kind: 'prefix', prefix: 's' },
+  pattern = '',
+  acc = account(),
+): StreamQuery {
   return { account: acc, region: acc.region, logGroups, streams, pattern, matches: compileFilterPattern(pattern) };
 }
 
@@ -78,7 +90,14 @@ async function history(
 ): Promise<{ events: StreamEvent[]; batches: StreamEvent[][]; callsAtFirstBatch: number }> {
   const batches: StreamEvent[][] = [];
   let callsAtFirstBatch = -1;
-  const gen = src.history(q, { startMs: opts.startMs ?? 0, endMs: opts.endMs ?? T + 3_600_000 }, opts.after, opts.switchPoint, opts.batchSize ?? 500, never);
+  const gen = src.history(
+    q,
+    { startMs: opts.startMs ?? 0, endMs: opts.endMs ?? T + 3_600_000 },
+    opts.after,
+    opts.switchPoint,
+    opts.batchSize ?? 500,
+    never,
+  );
   for await (const batch of gen) {
     if (callsAtFirstBatch < 0) callsAtFirstBatch = aws.callsTo('FilterLogEvents').length;
     batches.push(batch);
@@ -101,8 +120,16 @@ describe('history', () => {
   it('merges several groups with overlapping timestamps oldest first, page by page, de-duplicated by eventId', async () => {
     aws.logs.options.filterPageSize = 2;
     // Overlapping timestamps, several events per millisecond, across three groups.
-    for (const [g, offsets] of [['/a', [0, 10, 10, 20, 35, 50]], ['/b', [5, 10, 20, 20, 40]], ['/c', [10, 11, 12, 60]]] as const) {
-      aws.logs.putLogEvents(g, 's1', offsets.map((o, i) => ({ timestamp: T + o, message: `${g}#${i}` })));
+    for (const [g, offsets] of [
+      ['/a', [0, 10, 10, 20, 35, 50]],
+      ['/b', [5, 10, 20, 20, 40]],
+      ['/c', [10, 11, 12, 60]],
+    ] as const) {
+      aws.logs.putLogEvents(
+        g,
+        's1',
+        offsets.map((o, i) => ({ timestamp: T + o, message: `${g}#${i}` })),
+      );
     }
     // The same event (one eventId) reached twice: it is sent once.
     const dupId = '9'.repeat(56);
@@ -127,8 +154,16 @@ describe('history', () => {
 
   it('follows nextToken through empty pages (leading and trailing) and reads every page once', async () => {
     Object.assign(aws.logs.options, { filterPageSize: 3, filterEmptyPages: 2, filterTrailingEmptyPage: true });
-    aws.logs.putLogEvents('/a', 's1', Array.from({ length: 7 }, (_, i) => ({ timestamp: T + i, message: `a${i}` })));
-    aws.logs.putLogEvents('/b', 's1', Array.from({ length: 2 }, (_, i) => ({ timestamp: T + i, message: `b${i}` })));
+    aws.logs.putLogEvents(
+      '/a',
+      's1',
+      Array.from({ length: 7 }, (_, i) => ({ timestamp: T + i, message: `a${i}` })),
+    );
+    aws.logs.putLogEvents(
+      '/b',
+      's1',
+      Array.from({ length: 2 }, (_, i) => ({ timestamp: T + i, message: `b${i}` })),
+    );
 
     const { events } = await history(source(), query(['/a', '/b']));
 
@@ -153,7 +188,11 @@ describe('history', () => {
     aws.logs.putLogEvents('/b', 'web/1', [{ timestamp: T, message: 'b-web1' }]);
     const src = source();
 
-    expect(msgs((await history(src, query(['/a', '/b'], { kind: 'prefix', prefix: 'web/' }))).events)).toEqual(['b-web1', 'web1', 'web2']);
+    expect(msgs((await history(src, query(['/a', '/b'], { kind: 'prefix', prefix: 'web/' }))).events)).toEqual([
+      'b-web1',
+      'web1',
+      'web2',
+    ]);
     const prefixCalls = filterCalls();
     expect(prefixCalls).toHaveLength(2);
     for (const c of prefixCalls) {
@@ -163,11 +202,16 @@ describe('history', () => {
 
     aws.clearCalls();
     const names = ['worker/1', 'web/2', ...Array.from({ length: 148 }, (_, i) => `n-${i + 2}`), 'web/2'];
-    expect(msgs((await history(src, query(['/a'], { kind: 'names', names }))).events)).toEqual(['web2', 'worker1', 'n149']);
+    expect(msgs((await history(src, query(['/a'], { kind: 'names', names }))).events)).toEqual([
+      'web2',
+      'worker1',
+      'n149',
+    ]);
     const nameCalls = filterCalls();
     expect(nameCalls.map((c) => (c.input.logStreamNames as string[]).length)).toEqual([100, 50]);
     expect(new Set(nameCalls.flatMap((c) => c.input.logStreamNames as string[])).size).toBe(150);
-    for (const c of [...prefixCalls, ...nameCalls]) expect('logStreamNames' in c.input && 'logStreamNamePrefix' in c.input).toBe(false);
+    for (const c of [...prefixCalls, ...nameCalls])
+      expect('logStreamNames' in c.input && 'logStreamNamePrefix' in c.input).toBe(false);
   });
 
   it('passes the filter pattern through unchanged (CloudWatch matches it), and none when empty', async () => {
@@ -190,8 +234,16 @@ describe('history', () => {
 
   it('resumes after (timestamp, eventId) inside a millisecond, and stops before the switch point', async () => {
     aws.logs.options.filterPageSize = 2;
-    aws.logs.putLogEvents('/a', 's1', [10, 20, 20, 20, 30, 40, 50].map((o, i) => ({ timestamp: T + o, message: `a${i}` })));
-    aws.logs.putLogEvents('/b', 's1', [20, 45].map((o, i) => ({ timestamp: T + o, message: `b${i}` })));
+    aws.logs.putLogEvents(
+      '/a',
+      's1',
+      [10, 20, 20, 20, 30, 40, 50].map((o, i) => ({ timestamp: T + o, message: `a${i}` })),
+    );
+    aws.logs.putLogEvents(
+      '/b',
+      's1',
+      [20, 45].map((o, i) => ({ timestamp: T + o, message: `b${i}` })),
+    );
     const src = source();
     const all = (await history(src, query(['/a', '/b']))).events;
     expect(all).toHaveLength(9);
@@ -214,9 +266,21 @@ describe('history', () => {
   it('asks for interleaved events on every call: an endpoint that honours the flag would otherwise lose events', async () => {
     // An AWS-compatible endpoint that returns a group's events stream by stream unless `interleaved: true`.
     Object.assign(aws.logs.options, { filterHonoursInterleaved: true, filterPageSize: 3 });
-    aws.logs.putLogEvents('/a', 's1', [10, 20, 30, 40, 50].map((o) => ({ timestamp: T + o, message: `s1 ${o}` })));
-    aws.logs.putLogEvents('/a', 's2', [5, 15, 25, 35, 45].map((o) => ({ timestamp: T + o, message: `s2 ${o}` })));
-    aws.logs.putLogEvents('/b', 's1', [12, 22].map((o) => ({ timestamp: T + o, message: `b ${o}` })));
+    aws.logs.putLogEvents(
+      '/a',
+      's1',
+      [10, 20, 30, 40, 50].map((o) => ({ timestamp: T + o, message: `s1 ${o}` })),
+    );
+    aws.logs.putLogEvents(
+      '/a',
+      's2',
+      [5, 15, 25, 35, 45].map((o) => ({ timestamp: T + o, message: `s2 ${o}` })),
+    );
+    aws.logs.putLogEvents(
+      '/b',
+      's1',
+      [12, 22].map((o) => ({ timestamp: T + o, message: `b ${o}` })),
+    );
     const expected = aws.logs.events().map((e) => e.message);
     const src = source({ now: () => T + 100 });
 
@@ -227,7 +291,9 @@ describe('history', () => {
     expect(filterCalls().every((c) => c.input.interleaved === true)).toBe(true);
 
     // The same history with the flag taken off the wire: the merge drops what comes back out of order.
-    aws.intercept('FilterLogEvents', (input, call) => aws.logs.handle('FilterLogEvents', { ...input, interleaved: undefined }, call.region ?? 'us-east-1'));
+    aws.intercept('FilterLogEvents', (input, call) =>
+      aws.logs.handle('FilterLogEvents', { ...input, interleaved: undefined }, call.region ?? 'us-east-1'),
+    );
     try {
       const without = msgs((await history(src, query(['/a', '/b']))).events);
       expect(without.length).toBeLessThan(expected.length);
@@ -282,7 +348,13 @@ describe('tail', () => {
       { timestamp: T + 900, message: 'b 900' },
     ]);
     let r = await poll(src, q, cursor);
-    expect(msgs(r.events)).toEqual(['just before the stream, ingested late', 'same-ms 1', 'same-ms 2', 'same-ms 3', 'b 900']);
+    expect(msgs(r.events)).toEqual([
+      'just before the stream, ingested late',
+      'same-ms 1',
+      'same-ms 2',
+      'same-ms 3',
+      'b 900',
+    ]);
     expectOrdered(r.events);
     cursor = r.cursor;
 
@@ -331,9 +403,21 @@ describe('tail', () => {
   it('N cursors cost one FilterLogEvents sweep per group per read; each gets what lies past its own', async () => {
     const { clock, src } = clocked(T + 10_000);
     const q = query(['/a', '/b', '/c']);
-    aws.logs.putLogEvents('/a', 's1', [1_000, 3_000, 6_000, 9_000].map((o) => ({ timestamp: T + o, message: `a${o}` })));
-    aws.logs.putLogEvents('/b', 's1', [2_000, 6_000].map((o) => ({ timestamp: T + o, message: `b${o}` })));
-    aws.logs.putLogEvents('/c', 's1', [8_000].map((o) => ({ timestamp: T + o, message: `c${o}` })));
+    aws.logs.putLogEvents(
+      '/a',
+      's1',
+      [1_000, 3_000, 6_000, 9_000].map((o) => ({ timestamp: T + o, message: `a${o}` })),
+    );
+    aws.logs.putLogEvents(
+      '/b',
+      's1',
+      [2_000, 6_000].map((o) => ({ timestamp: T + o, message: `b${o}` })),
+    );
+    aws.logs.putLogEvents(
+      '/c',
+      's1',
+      [8_000].map((o) => ({ timestamp: T + o, message: `c${o}` })),
+    );
     const cursors: AwsCursor[] = Array.from({ length: 10 }, (_, i) => ({ ts: T + i * 1_000, seen: [] }));
 
     const batch = await src.read(q, cursors, never);
@@ -341,7 +425,10 @@ describe('tail', () => {
     expect(filterCalls().map((c) => c.input.startTime)).toEqual([T, T, T]);
     cursors.forEach((c, i) => {
       const { events } = src.advance(c, batch, 0);
-      const want = aws.logs.events().filter((e) => e.timestamp >= c.ts).map((e) => e.message);
+      const want = aws.logs
+        .events()
+        .filter((e) => e.timestamp >= c.ts)
+        .map((e) => e.message);
       expect(msgs(events), `cursor ${i}`).toEqual(want);
     });
     clock.now += 1;
@@ -377,7 +464,11 @@ describe('tail', () => {
     const { clock, src } = clocked(T + 1_000, { maxPagesPerRead: 2 });
     aws.logs.options.filterPageSize = 2;
     const q = query(['/a']);
-    aws.logs.putLogEvents('/a', 's1', Array.from({ length: 9 }, (_, i) => ({ timestamp: T + 100 + i, message: `e${i}` })));
+    aws.logs.putLogEvents(
+      '/a',
+      's1',
+      Array.from({ length: 9 }, (_, i) => ({ timestamp: T + 100 + i, message: `e${i}` })),
+    );
     let cursor: AwsCursor = { ts: T, seen: [] };
     const got: string[] = [];
     for (let i = 0; i < 4; i++) {
@@ -397,16 +488,35 @@ describe('tail', () => {
     const q = query(['/a', '/b']);
     let cursor = await src.tailStart();
     // Delivered by an earlier read: events at later milliseconds than the late burst below.
-    aws.logs.putLogEvents('/a', 's1', [{ timestamp: T + 900, message: 'early 900' }, { timestamp: T + 950, message: 'early 950' }]);
+    aws.logs.putLogEvents('/a', 's1', [
+      { timestamp: T + 900, message: 'early 900' },
+      { timestamp: T + 950, message: 'early 950' },
+    ]);
     clock.now = T + 1_000;
-    let r = await poll(src, q, cursor);
+    const r = await poll(src, q, cursor);
     expect(msgs(r.events)).toEqual(['early 900', 'early 950']);
     cursor = r.cursor;
     // One read then finds 260 events: a late burst with 100 in one millisecond (in two groups), then newer ones.
-    aws.logs.putLogEvents('/a', 's1', Array.from({ length: 60 }, (_, i) => ({ timestamp: T + 500, message: `late a${i}` })));
-    aws.logs.putLogEvents('/b', 's1', Array.from({ length: 40 }, (_, i) => ({ timestamp: T + 500, message: `late b${i}` })));
-    aws.logs.putLogEvents('/b', 's2', Array.from({ length: 100 }, (_, i) => ({ timestamp: T + 600 + (i % 7), message: `late c${i}` })));
-    aws.logs.putLogEvents('/a', 's2', Array.from({ length: 60 }, (_, i) => ({ timestamp: T + 1_500 + Math.floor(i / 3), message: `new ${i}` })));
+    aws.logs.putLogEvents(
+      '/a',
+      's1',
+      Array.from({ length: 60 }, (_, i) => ({ timestamp: T + 500, message: `late a${i}` })),
+    );
+    aws.logs.putLogEvents(
+      '/b',
+      's1',
+      Array.from({ length: 40 }, (_, i) => ({ timestamp: T + 500, message: `late b${i}` })),
+    );
+    aws.logs.putLogEvents(
+      '/b',
+      's2',
+      Array.from({ length: 100 }, (_, i) => ({ timestamp: T + 600 + (i % 7), message: `late c${i}` })),
+    );
+    aws.logs.putLogEvents(
+      '/a',
+      's2',
+      Array.from({ length: 60 }, (_, i) => ({ timestamp: T + 1_500 + Math.floor(i / 3), message: `new ${i}` })),
+    );
     clock.now = T + 2_000;
     const batch = await src.read(q, [cursor], never);
     const whole = src.advance(cursor, batch, 0);
@@ -447,7 +557,11 @@ describe('tail', () => {
     const { clock, src } = clocked(T);
     const q = query(['/a']);
     const start = await src.tailStart();
-    aws.logs.putLogEvents('/a', 's1', Array.from({ length: 80 }, (_, i) => ({ timestamp: T + 10 + (i % 40), message: `m${i}` })));
+    aws.logs.putLogEvents(
+      '/a',
+      's1',
+      Array.from({ length: 80 }, (_, i) => ({ timestamp: T + 10 + (i % 40), message: `m${i}` })),
+    );
     clock.now = T + 1_000;
     const first = await poll(src, q, start);
     expect(first.events).toHaveLength(80);
@@ -456,7 +570,10 @@ describe('tail', () => {
     expect(encodeEventId({ p: 't', c: compact }).length).toBeLessThanOrEqual(4096);
     const restored = src.restore(JSON.parse(JSON.stringify(compact)));
     expect(restored).toBeDefined();
-    aws.logs.putLogEvents('/a', 's1', [{ timestamp: T + 49, message: 'same ms as the newest' }, { timestamp: T + 600, message: 'later' }]);
+    aws.logs.putLogEvents('/a', 's1', [
+      { timestamp: T + 49, message: 'same ms as the newest' },
+      { timestamp: T + 600, message: 'later' },
+    ]);
     clock.now = T + 2_000;
     // Too many ids for an SSE id: the resume point is the newest millisecond, its ids dropped as repeats.
     expect(msgs((await poll(src, q, restored!)).events)).toEqual(['same ms as the newest', 'later']);
@@ -464,10 +581,31 @@ describe('tail', () => {
     expect(msgs((await poll(src, q, first.cursor)).events)).toEqual(['same ms as the newest', 'later']);
 
     // A small cursor round-trips whole.
-    const small: AwsCursor = { ts: T, seen: [[T + 1, 'x'], [T + 2, 'y']] };
+    const small: AwsCursor = {
+      ts: T,
+      seen: [
+        [T + 1, 'x'],
+        [T + 2, 'y'],
+      ],
+    };
     expect(src.compact(small)).toEqual({ t: T, i: ['x', 'y'] });
-    expect(src.restore(src.compact(small))).toEqual({ ts: T, seen: [[T, 'x'], [T, 'y']] });
-    for (const bad of [undefined, null, 'x', { l: 5 }, { t: -1, i: [] }, { t: 1.5, i: [] }, { t: 1, i: 'x' }, { t: 1, i: [1] }]) {
+    expect(src.restore(src.compact(small))).toEqual({
+      ts: T,
+      seen: [
+        [T, 'x'],
+        [T, 'y'],
+      ],
+    });
+    for (const bad of [
+      undefined,
+      null,
+      'x',
+      { l: 5 },
+      { t: -1, i: [] },
+      { t: 1.5, i: [] },
+      { t: 1, i: 'x' },
+      { t: 1, i: [1] },
+    ]) {
       expect(src.restore(bad)).toBeUndefined();
     }
   });
@@ -513,7 +651,12 @@ describe('rate limiter', () => {
   it('keeps FilterLogEvents of one account and region at ≤ 5 calls/s, shared by history and tail (measured)', async () => {
     const src = source({ requestsPerSecond: 5, burst: 1, now: () => T + 60_000 });
     aws.logs.options.filterPageSize = 2;
-    for (const g of ['/a', '/b', '/c']) aws.logs.putLogEvents(g, 's1', [1, 2, 3].map((o) => ({ timestamp: T + o, message: `${g}${o}` })));
+    for (const g of ['/a', '/b', '/c'])
+      aws.logs.putLogEvents(
+        g,
+        's1',
+        [1, 2, 3].map((o) => ({ timestamp: T + o, message: `${g}${o}` })),
+      );
     aws.logs.putLogEvents('/t', 's1', [{ timestamp: T + 59_000, message: 'tail' }]);
     let throttled = false;
     aws.intercept('FilterLogEvents', (_input, call) => {

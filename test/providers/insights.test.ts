@@ -3,9 +3,9 @@
 // bounded concurrency, StopQuery on timeout; and partial results over HTTP next to a local account.
 import { ConfiguredRetryStrategy } from '@smithy/core/retry';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { Caller } from '../../src/auth/caller.js';
-import { LogQueryService } from '../../src/logs/query/service.js';
-import { buildInsightsQuery, parseInsightsTimestamp } from '../../src/providers/logs/insights.js';
+import type { Caller } from '../../src/core/caller.js';
+import { LogQueryService } from '../../src/services/log-query/service.js';
+import { buildInsightsQuery, parseInsightsTimestamp } from '../../src/providers/aws/log-backend.js';
 import { createServices } from '../../src/services/index.js';
 import { startTestApp, type TestApp, type TestResponse } from '../support/app.js';
 import { expectError } from '../support/assertions.js';
@@ -21,7 +21,12 @@ import {
   type StoredLogEvent,
 } from '../support/fake-aws/index.js';
 import { logSource } from '../support/log-source.js';
-import { expectLogsInsightsOk, LOGS_INSIGHTS_PATH as PATH, type LogsInsightsResult as Result, type LogsInsightsRow as Row } from '../support/logs-insights-api.js';
+import {
+  expectLogsInsightsOk,
+  LOGS_INSIGHTS_PATH as PATH,
+  type LogsInsightsResult as Result,
+  type LogsInsightsRow as Row,
+} from '../support/logs-insights-api.js';
 import { baseWorld, mergeWorld, ORG_A, TOKENS } from '../support/world.js';
 
 const T0 = Date.UTC(2024, 0, 15, 12, 0, 0);
@@ -49,7 +54,9 @@ function streamRestrictions(queryString: string): Map<string, (stream: string) =
       continue;
     }
     const prefixes = [...clause.matchAll(/@logStream like \/\^((?:\\.|[^\\/])*)\//g)].map((x) => unescapeRegex(x[1]!));
-    const names = [...clause.matchAll(/@logStream in \[((?:"(?:\\.|[^"\\])*"(?:, )?)*)\]/g)].flatMap((x) => JSON.parse(`[${x[1]}]`) as string[]);
+    const names = [...clause.matchAll(/@logStream in \[((?:"(?:\\.|[^"\\])*"(?:, )?)*)\]/g)].flatMap(
+      (x) => JSON.parse(`[${x[1]}]`) as string[],
+    );
     out.set(group, (stream) => prefixes.some((p) => stream.startsWith(p)) || names.includes(stream));
   }
   return out;
@@ -77,8 +84,14 @@ const handler: QueryHandler = (q, ctx) => {
   const restrictions = streamRestrictions(q.queryString);
   const events = ctx
     .eventsInWindow()
-    .filter((e) => e.timestamp >= lo && e.timestamp <= hi && (restrictions === undefined || (restrictions.get(e.logGroupName)?.(e.logStreamName) ?? false)));
-  const { garbleFirstTimestamp, ...b } = q.logGroupNames.map((g) => behaviour.get(g)).find((x) => x !== undefined) ?? {};
+    .filter(
+      (e) =>
+        e.timestamp >= lo &&
+        e.timestamp <= hi &&
+        (restrictions === undefined || (restrictions.get(e.logGroupName)?.(e.logStreamName) ?? false)),
+    );
+  const { garbleFirstTimestamp, ...b } =
+    q.logGroupNames.map((g) => behaviour.get(g)).find((x) => x !== undefined) ?? {};
   const rows = events.slice(0, q.limit ?? 10_000).map((e) => ctx.toRow(e));
   if (garbleFirstTimestamp !== undefined && rows[0] !== undefined) {
     rows[0] = rows[0].map((f) => (f.field === '@timestamp' ? { ...f, value: garbleFirstTimestamp } : f));
@@ -91,11 +104,16 @@ const handler: QueryHandler = (q, ctx) => {
 let fake: FakeAws;
 let t: TestApp;
 const savedEnv: Record<string, string | undefined> = {};
-const ENV = { AWS_ACCESS_KEY_ID: 'AKIAFAKEFAKEFAKEFAKE', AWS_SECRET_ACCESS_KEY: 'fake-secret-access-key', AWS_EC2_METADATA_DISABLED: 'true' };
+const ENV = {
+  AWS_ACCESS_KEY_ID: 'AKIAFAKEFAKEFAKEFAKE',
+  AWS_SECRET_ACCESS_KEY: 'fake-secret-access-key',
+  AWS_EC2_METADATA_DISABLED: 'true',
+};
 
 const stored = new Map<string, StoredLogEvent>();
 function put(group: string, stream: string, offset: number, message: string) {
-  for (const e of fake.logs.putLogEvents(group, stream, [{ timestamp: T0 + offset, message }])) stored.set(e.message, e);
+  for (const e of fake.logs.putLogEvents(group, stream, [{ timestamp: T0 + offset, message }]))
+    stored.set(e.message, e);
 }
 
 const APP_LEVELS = ['INFO', 'INFO', 'ERROR', 'DEBUG', 'INFO', 'WARN', 'INFO', 'ERROR'];
@@ -103,7 +121,12 @@ const APP_LEVELS = ['INFO', 'INFO', 'ERROR', 'DEBUG', 'INFO', 'WARN', 'INFO', 'E
 function fixture(endpoint: string): Record<string, unknown> {
   const aws = (id: string) => ({ id, organizationId: ORG_A, provider: 'aws', region: 'us-east-1', endpoint });
   return mergeWorld(baseWorld(), {
-    cloudAccounts: [aws('acc-aws'), aws('acc-aws2'), aws('acc-aws3'), { id: 'acc-local', organizationId: ORG_A, provider: 'local', region: 'us-east-1' }],
+    cloudAccounts: [
+      aws('acc-aws'),
+      aws('acc-aws2'),
+      aws('acc-aws3'),
+      { id: 'acc-local', organizationId: ORG_A, provider: 'local', region: 'us-east-1' },
+    ],
     projects: [{ id: 'proj-a', organizationId: ORG_A, name: 'A' }],
     environments: [
       { id: 'env-mixed', projectId: 'proj-a', name: 'mixed' },
@@ -115,17 +138,37 @@ function fixture(endpoint: string): Record<string, unknown> {
         id: 'mi-aws',
         environmentId: 'env-mixed',
         name: 'aws',
-        logSources: [logSource('app', 'acc-aws', '/aws/app'), logSource('jobs', 'acc-aws', '/aws/jobs', { logStreamPrefix: 'job/' })],
+        logSources: [
+          logSource('app', 'acc-aws', '/aws/app'),
+          logSource('jobs', 'acc-aws', '/aws/jobs', { logStreamPrefix: 'job/' }),
+        ],
       },
-      { id: 'mi-broken', environmentId: 'env-mixed', name: 'broken', logSources: [logSource('broken', 'acc-aws2', '/aws/broken')] },
-      { id: 'mi-local', environmentId: 'env-mixed', name: 'local', logSources: [logSource('app', 'acc-local', '/local/app')] },
+      {
+        id: 'mi-broken',
+        environmentId: 'env-mixed',
+        name: 'broken',
+        logSources: [logSource('broken', 'acc-aws2', '/aws/broken')],
+      },
+      {
+        id: 'mi-local',
+        environmentId: 'env-mixed',
+        name: 'local',
+        logSources: [logSource('app', 'acc-local', '/local/app')],
+      },
       {
         id: 'mi-many',
         environmentId: 'env-many',
         name: 'many',
-        logSources: Array.from({ length: 120 }, (_, i) => logSource(`g${String(i).padStart(3, '0')}`, 'acc-aws', `/many/g${String(i).padStart(3, '0')}`)),
+        logSources: Array.from({ length: 120 }, (_, i) =>
+          logSource(`g${String(i).padStart(3, '0')}`, 'acc-aws', `/many/g${String(i).padStart(3, '0')}`),
+        ),
       },
-      { id: 'mi-slow', environmentId: 'env-slow', name: 'slow', logSources: [logSource('slow', 'acc-aws3', '/aws/slow')] },
+      {
+        id: 'mi-slow',
+        environmentId: 'env-slow',
+        name: 'slow',
+        logSources: [logSource('slow', 'acc-aws3', '/aws/slow')],
+      },
     ],
     deploymentResources: [
       {
@@ -145,15 +188,41 @@ function fixture(endpoint: string): Record<string, unknown> {
         snapshot: {
           taskArn: 'arn:aws:ecs:us-east-1:123456789012:task/c/feedface',
           containerDefinitions: [
-            { name: 'web', logConfiguration: { logDriver: 'awslogs', options: { 'awslogs-group': '/aws/ecs', 'awslogs-stream-prefix': 'ecs' } } },
-            { name: 'proxy', logConfiguration: { logDriver: 'awslogs', options: { 'awslogs-group': '/aws/ecs', 'awslogs-stream-prefix': 'ecs' } } },
+            {
+              name: 'web',
+              logConfiguration: {
+                logDriver: 'awslogs',
+                options: { 'awslogs-group': '/aws/ecs', 'awslogs-stream-prefix': 'ecs' },
+              },
+            },
+            {
+              name: 'proxy',
+              logConfiguration: {
+                logDriver: 'awslogs',
+                options: { 'awslogs-group': '/aws/ecs', 'awslogs-stream-prefix': 'ecs' },
+              },
+            },
           ],
         },
       },
     ],
     logEvents: [
-      { cloudAccountId: 'acc-local', region: 'us-east-1', logGroup: '/local/app', logStream: 'l/1', timestamp: T0 + 1200, message: 'INFO local line' },
-      { cloudAccountId: 'acc-local', region: 'us-east-1', logGroup: '/local/app', logStream: 'l/1', timestamp: T0 + 2200, message: 'ERROR local failure' },
+      {
+        cloudAccountId: 'acc-local',
+        region: 'us-east-1',
+        logGroup: '/local/app',
+        logStream: 'l/1',
+        timestamp: T0 + 1200,
+        message: 'INFO local line',
+      },
+      {
+        cloudAccountId: 'acc-local',
+        region: 'us-east-1',
+        logGroup: '/local/app',
+        logStream: 'l/1',
+        timestamp: T0 + 2200,
+        message: 'ERROR local failure',
+      },
     ],
   });
 }
@@ -165,7 +234,13 @@ beforeAll(async () => {
   }
   fake = await startFakeAws({ logs: { queryHandler: handler, queryPollsBeforeFinal: 1 } });
   // /aws/app: 40 rows, several sharing a millisecond, levels cycling; /aws/jobs: a prefix source.
-  for (let i = 0; i < 40; i++) put('/aws/app', i % 3 === 0 ? 'app/2' : 'app/1', 1000 + Math.floor(i / 4) * 100, `${APP_LEVELS[i % APP_LEVELS.length]} aws app ${i}`);
+  for (let i = 0; i < 40; i++)
+    put(
+      '/aws/app',
+      i % 3 === 0 ? 'app/2' : 'app/1',
+      1000 + Math.floor(i / 4) * 100,
+      `${APP_LEVELS[i % APP_LEVELS.length]} aws app ${i}`,
+    );
   put('/aws/jobs', 'job/1', 1500, 'INFO job ran');
   put('/aws/jobs', 'job/1', 1700, 'ERROR disk quota exceeded');
   put('/aws/jobs', 'job/1', 1800, 'INFO disk fine');
@@ -179,9 +254,15 @@ beforeAll(async () => {
 
   t = await startTestApp({
     fixture: fixture(fake.endpoint),
-    config: { INSIGHTS_POLL_INTERVAL_MS: 10, INSIGHTS_MAX_CONCURRENT_QUERIES: MAX_CONCURRENT, LOG_QUERY_CONCURRENCY: 8 },
+    config: {
+      INSIGHTS_POLL_INTERVAL_MS: 10,
+      INSIGHTS_MAX_CONCURRENT_QUERIES: MAX_CONCURRENT,
+      LOG_QUERY_CONCURRENCY: 8,
+    },
     services: (store, config) =>
-      createServices(store, config, { insights: { clientOverrides: { retryStrategy: new ConfiguredRetryStrategy(4, 5) } } }),
+      createServices(store, config, {
+        insights: { clientOverrides: { retryStrategy: new ConfiguredRetryStrategy(4, 5) } },
+      }),
   });
 });
 
@@ -222,7 +303,13 @@ describe('the query StartQuery receives', () => {
         startTime: startMs,
         endTime: new Date(endMs).toISOString(),
         limit: 10,
-        filter: { kind: 'and', nodes: [{ kind: 'text', op: 'contains', value: 'disk', caseSensitive: true }, { kind: 'level', levels: ['ERROR'] }] },
+        filter: {
+          kind: 'and',
+          nodes: [
+            { kind: 'text', op: 'contains', value: 'disk', caseSensitive: true },
+            { kind: 'level', levels: ['ERROR'] },
+          ],
+        },
       }),
     );
     const calls = startQueries();
@@ -259,14 +346,21 @@ describe('the query StartQuery receives', () => {
         'limit 1001',
       ].join('\n| '),
     );
-    expect(q).toMatchObject({ logGroupNames: ['/aws/app'], startTime: Date.parse(START) / 1000, endTime: Date.parse(END) / 1000, limit: 1001 });
+    expect(q).toMatchObject({
+      logGroupNames: ['/aws/app'],
+      startTime: Date.parse(START) / 1000,
+      endTime: Date.parse(END) / 1000,
+      limit: 1001,
+    });
   });
 
   it('names every group of a unit when one of them is restricted', async () => {
     const result = ok(await query({ moduleInstanceIds: ['mi-aws'] }));
     const q = startQueries()[0]!.input;
     expect((q.logGroupNames as string[]).sort()).toEqual(['/aws/app', '/aws/jobs']);
-    expect(q.queryString).toContain('filter (@log like /(^|:)\\/aws\\/app$/) or (@log like /(^|:)\\/aws\\/jobs$/ and (@logStream like /^job\\//))');
+    expect(q.queryString).toContain(
+      'filter (@log like /(^|:)\\/aws\\/app$/) or (@log like /(^|:)\\/aws\\/jobs$/ and (@logStream like /^job\\//))',
+    );
     expect(result.rows).toHaveLength(40 + 3);
     expect(result.rows.some((r) => r.logStream === 'other/1')).toBe(false);
   });
@@ -275,7 +369,9 @@ describe('the query StartQuery receives', () => {
     const result = ok(await query({ deploymentResourceId: 'dr-aws-task' }));
     const q = startQueries()[0]!.input;
     expect(q.logGroupNames).toEqual(['/aws/ecs']);
-    expect(q.queryString).toContain('filter (@log like /(^|:)\\/aws\\/ecs$/ and (@logStream in ["ecs/web/feedface", "ecs/proxy/feedface"]))');
+    expect(q.queryString).toContain(
+      'filter (@log like /(^|:)\\/aws\\/ecs$/ and (@logStream in ["ecs/web/feedface", "ecs/proxy/feedface"]))',
+    );
     expect(result.rows.map((r) => [r.message, r.sourceId, r.logSourceId])).toEqual([
       ['INFO proxy container', '', ''],
       ['INFO web container', '', ''],
@@ -295,11 +391,33 @@ describe('the query StartQuery receives', () => {
   });
 
   it('escapes group names and prefixes in the query text', () => {
-    const account = { id: 'a', organizationId: 'o', provider: 'aws' as const, region: 'r', roleArn: null, externalId: null, endpoint: null };
+    const account = {
+      id: 'a',
+      organizationId: 'o',
+      provider: 'aws' as const,
+      region: 'r',
+      roleArn: null,
+      externalId: null,
+      endpoint: null,
+    };
     const text = buildInsightsQuery(
       [
-        { account, region: 'r', logGroup: '/a.b/(c)', streams: { kind: 'prefix', prefix: 'x/[1]+' }, sourceId: 's', logSourceId: 'l' },
-        { account, region: 'r', logGroup: '/q', streams: { kind: 'names', names: ['say "hi"', 'back\\slash'] }, sourceId: 's', logSourceId: 'm' },
+        {
+          account,
+          region: 'r',
+          logGroup: '/a.b/(c)',
+          streams: { kind: 'prefix', prefix: 'x/[1]+' },
+          sourceId: 's',
+          logSourceId: 'l',
+        },
+        {
+          account,
+          region: 'r',
+          logGroup: '/q',
+          streams: { kind: 'names', names: ['say "hi"', 'back\\slash'] },
+          sourceId: 's',
+          logSourceId: 'm',
+        },
       ],
       { startMs: 1, endMs: 2 },
       '',
@@ -357,7 +475,9 @@ describe('results', () => {
       let endTime: string | number = END;
       for (let page = 0; ; page++) {
         expect(page).toBeLessThan(100);
-        const result = ok(await query({ logSourceKeys: ['mi-aws::app'], limit, endTime, ...(filter ? { filter } : {}) }));
+        const result = ok(
+          await query({ logSourceKeys: ['mi-aws::app'], limit, endTime, ...(filter ? { filter } : {}) }),
+        );
         seen.push(...result.rows);
         if (result.nextEndTimeMs === 0) break;
         endTime = result.nextEndTimeMs;
@@ -389,7 +509,8 @@ describe('failures', () => {
 
   it('an error from StartQuery (access denied, missing group) misses the unit, not the request', async () => {
     fake.intercept('StartQuery', (input) => {
-      if ((input.logGroupNames as string[]).includes('/aws/broken')) throw new AwsError('AccessDeniedException', 'User is not authorized');
+      if ((input.logGroupNames as string[]).includes('/aws/broken'))
+        throw new AwsError('AccessDeniedException', 'User is not authorized');
       return undefined;
     });
     const denied = ok(await query({ environmentId: 'env-mixed' }));
@@ -411,7 +532,11 @@ describe('failures', () => {
     const result = ok(await query({ environmentId: 'env-mixed' }));
     expect(result.partial).toBe(true);
     expect(result.missedSources.sort()).toEqual(['/aws/app', '/aws/jobs']);
-    expect(result.rows.map((r) => r.message).sort()).toEqual(['ERROR local failure', 'INFO broken source line', 'INFO local line']);
+    expect(result.rows.map((r) => r.message).sort()).toEqual([
+      'ERROR local failure',
+      'INFO broken source line',
+      'INFO local line',
+    ]);
   });
 
   it('retries a throttled StartQuery and GetQueryResults', async () => {
@@ -420,7 +545,11 @@ describe('failures', () => {
     const result = ok(await query({ logSourceKeys: ['mi-aws::app'] }));
     expect(result).toMatchObject({ partial: false, missedSources: [] });
     expect(result.rows).toHaveLength(40);
-    expect(fake.callsTo('StartQuery').map((c) => c.errorCode ?? 'ok')).toEqual(['ThrottlingException', 'ThrottlingException', 'ok']);
+    expect(fake.callsTo('StartQuery').map((c) => c.errorCode ?? 'ok')).toEqual([
+      'ThrottlingException',
+      'ThrottlingException',
+      'ok',
+    ]);
     expect(fake.callsTo('GetQueryResults')[0]!.errorCode).toBe('ThrottlingException');
   });
 
@@ -441,10 +570,24 @@ describe('failures', () => {
 
   it('sends StopQuery when the per-source timeout fires, and reports the source missed', async () => {
     behaviour.set('/aws/slow', { pollsBeforeFinal: 1_000_000 });
-    const service = new LogQueryService(t.store.db, t.services.logBackends.forProvider, { sourceTimeoutMs: 500, deadlineMs: 60_000, concurrency: 4 });
-    const caller: Caller = { principalId: 'p-viewer', keyId: 'k-viewer', superadmin: false, keyOrganizationId: ORG_A, memberships: new Map([[ORG_A, 'viewer']]) };
+    const service = new LogQueryService(t.store.db, t.services.logBackends.forProvider, {
+      sourceTimeoutMs: 500,
+      deadlineMs: 60_000,
+      concurrency: 4,
+    });
+    const caller: Caller = {
+      principalId: 'p-viewer',
+      keyId: 'k-viewer',
+      superadmin: false,
+      keyOrganizationId: ORG_A,
+      memberships: new Map([[ORG_A, 'viewer']]),
+    };
     const started = Date.now();
-    const result = await service.query(caller, { startTime: START, endTime: END, logSourceKeys: ['mi-slow::slow', 'mi-local::app'] });
+    const result = await service.query(caller, {
+      startTime: START,
+      endTime: END,
+      logSourceKeys: ['mi-slow::slow', 'mi-local::app'],
+    });
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(result).toMatchObject({ partial: true, missedSources: ['/aws/slow'] });
     expect(result.rows.map((r) => r.message)).toEqual(['ERROR local failure', 'INFO local line']);
@@ -456,7 +599,13 @@ describe('failures', () => {
 });
 
 describe('truthful answers (issue 8)', () => {
-  const caller: Caller = { principalId: 'p-viewer', keyId: 'k-viewer', superadmin: false, keyOrganizationId: ORG_A, memberships: new Map([[ORG_A, 'viewer']]) };
+  const caller: Caller = {
+    principalId: 'p-viewer',
+    keyId: 'k-viewer',
+    superadmin: false,
+    keyOrganizationId: ORG_A,
+    memberships: new Map([[ORG_A, 'viewer']]),
+  };
 
   it('makes a source partial when Insights returns a row whose @timestamp cannot be read, and keeps its other rows', async () => {
     behaviour.set('/aws/app', { garbleFirstTimestamp: '15/01/2024 12:00' });
@@ -476,7 +625,9 @@ describe('truthful answers (issue 8)', () => {
       body: JSON.stringify({ startTime: START, endTime: END, logSourceKeys: ['mi-slow::slow'] }),
       signal: aborted.signal,
     }).catch(() => undefined);
-    await vi.waitFor(() => expect(fake.logs.queries().some((q) => q.logGroupNames[0] === '/aws/slow' && q.createdAt >= started)).toBe(true));
+    await vi.waitFor(() =>
+      expect(fake.logs.queries().some((q) => q.logGroupNames[0] === '/aws/slow' && q.createdAt >= started)).toBe(true),
+    );
     aborted.abort();
     await pending;
     const slow = fake.logs.queries().find((q) => q.logGroupNames[0] === '/aws/slow' && q.createdAt >= started)!;
@@ -490,9 +641,17 @@ describe('truthful answers (issue 8)', () => {
 
   it('answers partial at the request deadline, with the running query stopped', async () => {
     behaviour.set('/aws/slow', { pollsBeforeFinal: 1_000_000 });
-    const service = new LogQueryService(t.store.db, t.services.logBackends.forProvider, { sourceTimeoutMs: 60_000, deadlineMs: 400, concurrency: 4 });
+    const service = new LogQueryService(t.store.db, t.services.logBackends.forProvider, {
+      sourceTimeoutMs: 60_000,
+      deadlineMs: 400,
+      concurrency: 4,
+    });
     const started = Date.now();
-    const result = await service.query(caller, { startTime: START, endTime: END, logSourceKeys: ['mi-slow::slow', 'mi-local::app'] });
+    const result = await service.query(caller, {
+      startTime: START,
+      endTime: END,
+      logSourceKeys: ['mi-slow::slow', 'mi-local::app'],
+    });
     expect(Date.now() - started).toBeLessThan(3_000);
     expect(result).toMatchObject({ partial: true, missedSources: ['/aws/slow'] });
     expect(result.rows.map((r) => r.message)).toEqual(['ERROR local failure', 'INFO local line']);
@@ -501,7 +660,11 @@ describe('truthful answers (issue 8)', () => {
 
   it('stops every running query at shutdown (close)', async () => {
     behaviour.set('/aws/slow', { pollsBeforeFinal: 1_000_000 });
-    const service = new LogQueryService(t.store.db, t.services.logBackends.forProvider, { sourceTimeoutMs: 60_000, deadlineMs: 60_000, concurrency: 4 });
+    const service = new LogQueryService(t.store.db, t.services.logBackends.forProvider, {
+      sourceTimeoutMs: 60_000,
+      deadlineMs: 60_000,
+      concurrency: 4,
+    });
     const started = Date.now();
     const pending = service.query(caller, { startTime: START, endTime: END, logSourceKeys: ['mi-slow::slow'] });
     await vi.waitFor(() => expect(fake.logs.runningQueries().length).toBeGreaterThan(0));
@@ -520,7 +683,9 @@ describe('batching and concurrency', () => {
     const groups = calls.flatMap((c) => c.input.logGroupNames as string[]);
     expect(new Set(groups).size).toBe(120);
     expect(result.rows.map((r) => r.message)).toEqual(Array.from({ length: 120 }, (_, i) => `INFO many ${119 - i}`));
-    expect(result.rows.map((r) => r.logSourceId)).toEqual(Array.from({ length: 120 }, (_, i) => `g${String(119 - i).padStart(3, '0')}`));
+    expect(result.rows.map((r) => r.logSourceId)).toEqual(
+      Array.from({ length: 120 }, (_, i) => `g${String(119 - i).padStart(3, '0')}`),
+    );
     expect(result.partial).toBe(false);
   });
 

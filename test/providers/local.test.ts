@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadFixture } from '../../src/fixtures/load.js';
-import { LocalCertificateAuthority } from '../../src/providers/certificates/local.js';
-import type { StoredCertificate } from '../../src/providers/certificates/types.js';
-import { LocalDnsZone } from '../../src/providers/dns/local.js';
+import { LocalCertificateAuthority } from '../../src/providers/local/certificate-authority.js';
+import type { StoredCertificate } from '../../src/providers/certificate-authority.js';
+import { LocalDnsZone } from '../../src/providers/local/dns-zone.js';
 import { chooseAwsAccount, parseAcmArn } from '../../src/providers/index.js';
 import type { AwsAccount } from '../../src/providers/aws/clients.js';
 import { openStore, type Store } from '../../src/store/db.js';
@@ -80,7 +80,12 @@ describe('local DNS zone', () => {
       { name: '_t.x.example', type: 'TXT', value: 'A' },
       { name: '_t.x.example', type: 'TXT', value: 'b' },
     ]);
-    const rows = await store.db.selectFrom('dns_records').select(['name', 'type', 'value']).orderBy('name').orderBy('value').execute();
+    const rows = await store.db
+      .selectFrom('dns_records')
+      .select(['name', 'type', 'value'])
+      .orderBy('name')
+      .orderBy('value')
+      .execute();
     expect(rows).toEqual([
       { name: '_t.x.example', type: 'TXT', value: 'A' },
       { name: '_t.x.example', type: 'TXT', value: 'b' },
@@ -110,16 +115,26 @@ describe('local DNS zone', () => {
 });
 
 describe('choosing the aws account of a certificate', () => {
-  const account = (id: string, region: string, roleArn: string | null = null): AwsAccount => ({ id, region, roleArn, externalId: null, endpoint: null });
+  const account = (id: string, region: string, roleArn: string | null = null): AwsAccount => ({
+    id,
+    region,
+    roleArn,
+    externalId: null,
+    endpoint: null,
+  });
 
   it('parses ACM ARNs and nothing else', () => {
-    expect(parseAcmArn('arn:aws:acm:eu-west-1:111122223333:certificate/0d3d-6a63')).toEqual({ partition: 'aws', region: 'eu-west-1', accountId: '111122223333' });
+    expect(parseAcmArn('arn:aws:acm:eu-west-1:111122223333:certificate/0d3d-6a63')).toEqual({
+      partition: 'aws',
+      region: 'eu-west-1',
+      accountId: '111122223333',
+    });
     expect(parseAcmArn('arn:aws-cn:acm:cn-north-1:111122223333:certificate/x')?.partition).toBe('aws-cn');
     expect(parseAcmArn('arn:aws:iam::111122223333:role/x')).toBeNull();
     expect(parseAcmArn(null)).toBeNull();
   });
 
-  it('prefers the account whose role is in the ARN\'s AWS account, then the ARN\'s region, then the first by id', () => {
+  it("prefers the account whose role is in the ARN's AWS account, then the ARN's region, then the first by id", () => {
     const arn = parseAcmArn('arn:aws:acm:eu-west-1:111122223333:certificate/x');
     const a = account('a', 'us-east-1');
     const b = account('b', 'eu-west-1');

@@ -80,7 +80,8 @@ const query = () =>
   });
 
 const messages = (rows: { message: string }[]) => rows.map((r) => r.message).sort();
-const expected = (...names: string[]) => names.flatMap((n) => Array.from({ length: PER_SOURCE }, (_, i) => `INFO ${n} ${i}`)).sort();
+const expected = (...names: string[]) =>
+  names.flatMap((n) => Array.from({ length: PER_SOURCE }, (_, i) => `INFO ${n} ${i}`)).sort();
 
 describe('log query with one healthy and one faulty aws account', () => {
   it('answers every source whole (partial false) while nothing fails', async () => {
@@ -98,14 +99,17 @@ describe('log query with one healthy and one faulty aws account', () => {
     recordLatency('log query, aws: a throttled call then success (answer whole)', ms, QUERY_BOUND_MS);
   });
 
-  it.each(FAULTS)('$name: the faulty group is in missedSources, the healthy rows are there, within the deadline', async ({ name, spec }) => {
-    faulty.failNext('*', spec);
-    const { ms, value: res } = await timed(query);
-    expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ partial: true, missedSources: [GROUPS.faulty] });
-    expect(messages(res.body.rows)).toEqual(expected('healthy', 'local'));
-    recordLatency(`log query, aws: ${name} (partial, healthy rows kept)`, ms, QUERY_BOUND_MS);
-  });
+  it.each(FAULTS)(
+    '$name: the faulty group is in missedSources, the healthy rows are there, within the deadline',
+    async ({ name, spec }) => {
+      faulty.failNext('*', spec);
+      const { ms, value: res } = await timed(query);
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ partial: true, missedSources: [GROUPS.faulty] });
+      expect(messages(res.body.rows)).toEqual(expected('healthy', 'local'));
+      recordLatency(`log query, aws: ${name} (partial, healthy rows kept)`, ms, QUERY_BOUND_MS);
+    },
+  );
 
   it('Insights rows whose @timestamp cannot be read make their group missed, never a silently short answer', async () => {
     faulty.logs.options.queryHandler = (q, ctx) => {
@@ -118,7 +122,9 @@ describe('log query with one healthy and one faulty aws account', () => {
     const { ms, value: res } = await timed(query);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ partial: true, missedSources: [GROUPS.faulty] });
-    expect(messages(res.body.rows.filter((r: { message: string }) => !r.message.includes('faulty')))).toEqual(expected('healthy', 'local'));
+    expect(messages(res.body.rows.filter((r: { message: string }) => !r.message.includes('faulty')))).toEqual(
+      expected('healthy', 'local'),
+    );
     recordLatency('log query, aws: Insights @timestamp unreadable (partial)', ms, QUERY_BOUND_MS);
   });
 
@@ -181,29 +187,37 @@ describe('log stream on the faulty aws account', () => {
   it('delivers the history and a final message while nothing fails', async () => {
     const s = await openSse(berth.url, TOKENS.owner, streamParams());
     const frames = await readToEnd(s, 10_000);
-    expect(frames.flatMap((f) => f.data.events.map((e: { message: string }) => e.message)).sort()).toEqual(expected('faulty'));
+    expect(frames.flatMap((f) => f.data.events.map((e: { message: string }) => e.message)).sort()).toEqual(
+      expected('faulty'),
+    );
     expect(frames.at(-1)?.data.isFinal).toBe(true);
   });
 
-  it.each(FAULTS)('$name in the history: event: error with the error object, then isFinal, within the call bound', async ({ name, spec }) => {
-    faulty.failNext('*', spec);
-    const { ms, value } = await timed(async () => {
-      const s = await openSse(berth.url, TOKENS.owner, streamParams());
-      return { frames: await readToEnd(s, CALL_BOUND_MS + 5_000), requestId: s.res.headers.get('x-request-id') };
-    });
-    expect(value.frames.flatMap((f) => f.data.events ?? [])).toEqual([]);
-    expectErrorThenFinal(value.frames, value.requestId);
-    recordLatency(`log stream history, aws: ${name} (error, then isFinal)`, ms, CALL_BOUND_MS);
-  });
+  it.each(FAULTS)(
+    '$name in the history: event: error with the error object, then isFinal, within the call bound',
+    async ({ name, spec }) => {
+      faulty.failNext('*', spec);
+      const { ms, value } = await timed(async () => {
+        const s = await openSse(berth.url, TOKENS.owner, streamParams());
+        return { frames: await readToEnd(s, CALL_BOUND_MS + 5_000), requestId: s.res.headers.get('x-request-id') };
+      });
+      expect(value.frames.flatMap((f) => f.data.events ?? [])).toEqual([]);
+      expectErrorThenFinal(value.frames, value.requestId);
+      recordLatency(`log stream history, aws: ${name} (error, then isFinal)`, ms, CALL_BOUND_MS);
+    },
+  );
 
-  it.each(FULL ? FAULTS : FAULTS.filter((f) => f.spec.hang))('$name during the tail: event: error, then isFinal, within the call bound', async ({ name, spec }) => {
-    const s = await openSse(berth.url, TOKENS.owner, streamParams({ tail: 'true' }));
-    expect((await s.events(PER_SOURCE)).map((e) => e.message).sort()).toEqual(expected('faulty'));
-    faulty.failNext('*', spec);
-    const { ms, value: frames } = await timed(() => readToEnd(s, CALL_BOUND_MS + 5_000));
-    expectErrorThenFinal(frames, s.res.headers.get('x-request-id'));
-    recordLatency(`log stream tail, aws: ${name} (error, then isFinal)`, ms, CALL_BOUND_MS + 500);
-  });
+  it.each(FULL ? FAULTS : FAULTS.filter((f) => f.spec.hang))(
+    '$name during the tail: event: error, then isFinal, within the call bound',
+    async ({ name, spec }) => {
+      const s = await openSse(berth.url, TOKENS.owner, streamParams({ tail: 'true' }));
+      expect((await s.events(PER_SOURCE)).map((e) => e.message).sort()).toEqual(expected('faulty'));
+      faulty.failNext('*', spec);
+      const { ms, value: frames } = await timed(() => readToEnd(s, CALL_BOUND_MS + 5_000));
+      expectErrorThenFinal(frames, s.res.headers.get('x-request-id'));
+      recordLatency(`log stream tail, aws: ${name} (error, then isFinal)`, ms, CALL_BOUND_MS + 500);
+    },
+  );
 
   it('a tail whose FilterLogEvents is throttled once then succeeds loses no event', async () => {
     const s = await openSse(berth.url, TOKENS.owner, streamParams({ tail: 'true' }));
@@ -218,7 +232,13 @@ describe('log stream on the faulty aws account', () => {
   it('events that come without a timestamp end the stream with an error instead of vanishing', async () => {
     faulty.intercept('FilterLogEvents', () => ({
       events: [
-        { eventId: 'e-1', logStreamName: 'web/1', message: 'INFO readable', timestamp: base + 1, ingestionTime: base + 1 },
+        {
+          eventId: 'e-1',
+          logStreamName: 'web/1',
+          message: 'INFO readable',
+          timestamp: base + 1,
+          ingestionTime: base + 1,
+        },
         { eventId: 'e-2', logStreamName: 'web/1', message: 'INFO no time' },
       ],
     }));
@@ -228,17 +248,20 @@ describe('log stream on the faulty aws account', () => {
   });
 
   it('events whose timestamp is not a number end the stream with an error', async () => {
-    faulty.intercept('FilterLogEvents', () => ({ events: [{ eventId: 'e-1', logStreamName: 'web/1', message: 'INFO x', timestamp: 'yesterday' }] }));
+    faulty.intercept('FilterLogEvents', () => ({
+      events: [{ eventId: 'e-1', logStreamName: 'web/1', message: 'INFO x', timestamp: 'yesterday' }],
+    }));
     const s = await openSse(berth.url, TOKENS.owner, streamParams());
     const frames = await readToEnd(s, CALL_BOUND_MS + 5_000);
     expectErrorThenFinal(frames, s.res.headers.get('x-request-id'));
   });
 });
 
-const retry = (token: string = TOKENS.owner) => berth.request('POST', `/managed-certificates/${CERT_ID}/retry-validation`, { token });
+const retry = (token: string = TOKENS.owner) =>
+  berth.request('POST', `/managed-certificates/${CERT_ID}/retry-validation`, { token });
 
 describe('certificate retry on the faulty aws account', () => {
-  it('answers ACM\'s status while nothing fails', async () => {
+  it("answers ACM's status while nothing fails", async () => {
     const res = await retry();
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ data: { certificateId: CERT_ID, status: 'PENDINGVALIDATION' } });
@@ -246,21 +269,26 @@ describe('certificate retry on the faulty aws account', () => {
 
   const cases = FAULTS.flatMap((fault) => [
     { ...fault, op: 'DescribeCertificate', code: 'certificates:authority:failed' },
-    ...(FULL || fault.spec.hang ? [{ ...fault, op: 'ListHostedZonesByName', code: 'certificates:dns-zone:failed' }] : []),
+    ...(FULL || fault.spec.hang
+      ? [{ ...fault, op: 'ListHostedZonesByName', code: 'certificates:dns-zone:failed' }]
+      : []),
   ]);
-  it.each(cases)('$name on $op: a 502 $code naming no endpoint, within the call bound; the next retry works', async ({ name, spec, op, code }) => {
-    faulty.failNext(op, spec);
-    const { ms, value: res } = await timed(() => retry());
-    expectError(res, 502, code);
-    const text = JSON.stringify(res.body);
-    expect(text).not.toContain(new URL(faulty.endpoint).host);
-    expect(text).not.toMatch(/127\.0\.0\.1|ECONN|localhost/);
-    expect(res.body.isInternal).toBeUndefined();
-    recordLatency(`certificate retry, aws: ${name} on ${op} (502 ${code})`, ms, CALL_BOUND_MS);
-    faulty.clearFaults();
-    const again = await retry();
-    expect(again.status).toBe(200);
-  });
+  it.each(cases)(
+    '$name on $op: a 502 $code naming no endpoint, within the call bound; the next retry works',
+    async ({ name, spec, op, code }) => {
+      faulty.failNext(op, spec);
+      const { ms, value: res } = await timed(() => retry());
+      expectError(res, 502, code);
+      const text = JSON.stringify(res.body);
+      expect(text).not.toContain(new URL(faulty.endpoint).host);
+      expect(text).not.toMatch(/127\.0\.0\.1|ECONN|localhost/);
+      expect(res.body.isInternal).toBeUndefined();
+      recordLatency(`certificate retry, aws: ${name} on ${op} (502 ${code})`, ms, CALL_BOUND_MS);
+      faulty.clearFaults();
+      const again = await retry();
+      expect(again.status).toBe(200);
+    },
+  );
 
   it('shows a superadmin the internal side of the same failure', async () => {
     faulty.failNext('DescribeCertificate', { code: 'ServiceUnavailableException', times: Number.POSITIVE_INFINITY });

@@ -23,8 +23,25 @@ beforeAll(async () => {
   berth = await startBerth({
     fixture: domainWorld({
       // A pending certificate of a domain the user manages: a retry checks its record through public DNS.
-      certificates: [{ id: 'cert-own', moduleInstanceId: 'mi-a-web', domainName: 'own.acme.example', status: 'PENDINGVALIDATION', validationRecords: [OWN_RECORD] }],
-      domains: [{ id: 'd-own', moduleInstanceId: 'mi-a-web', domainName: 'own.acme.example', managedByService: false, certificateId: 'cert-own', targetDnsName: 'lb-1.elb.example' }],
+      certificates: [
+        {
+          id: 'cert-own',
+          moduleInstanceId: 'mi-a-web',
+          domainName: 'own.acme.example',
+          status: 'PENDINGVALIDATION',
+          validationRecords: [OWN_RECORD],
+        },
+      ],
+      domains: [
+        {
+          id: 'd-own',
+          moduleInstanceId: 'mi-a-web',
+          domainName: 'own.acme.example',
+          managedByService: false,
+          certificateId: 'cert-own',
+          targetDnsName: 'lb-1.elb.example',
+        },
+      ],
     }),
     env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: String(DNS_TIMEOUT_MS), DNS_CACHE_TTL_MS: '0' },
   });
@@ -43,13 +60,16 @@ interface Domain {
   verified: boolean;
   records: { name: string; type: string; expected: string }[];
 }
-const listDomains = () => berth.request<{ data: Domain[] }>('GET', '/domains?moduleInstanceId=mi-a-web&limit=100', { token: TOKENS.owner });
+const listDomains = () =>
+  berth.request<{ data: Domain[] }>('GET', '/domains?moduleInstanceId=mi-a-web&limit=100', { token: TOKENS.owner });
 const retry = () => berth.request('POST', '/managed-certificates/cert-own/retry-validation', { token: TOKENS.owner });
 
 /** Publishes every record d-www needs, so it verifies while DNS answers. */
 async function publishWww(): Promise<void> {
   const www = (await listDomains()).body.data.find((d) => d.id === 'd-www')!;
-  dns.setRecords(www.records.map((r): TestDnsRecord => ({ name: r.name, type: r.type as TestDnsRecord['type'], value: r.expected })));
+  dns.setRecords(
+    www.records.map((r): TestDnsRecord => ({ name: r.name, type: r.type as TestDnsRecord['type'], value: r.expected })),
+  );
 }
 
 const faults = [
@@ -65,16 +85,19 @@ describe('GET /domains while DNS fails', () => {
     expect(res.body.data.find((d) => d.id === 'd-www')?.verified).toBe(true);
   });
 
-  it.each(faults)('$name: answers within the lookup bound with verified false, not an error', async ({ name, apply }) => {
-    await publishWww();
-    apply();
-    const before = dns.queries();
-    const { ms, value: res } = await timed(listDomains);
-    expect(res.status).toBe(200);
-    expect(res.body.data.find((d) => d.id === 'd-www')?.verified).toBe(false);
-    expect(dns.queries()).toBeGreaterThan(before);
-    recordLatency(`GET /domains, DNS ${name} (verified false)`, ms, BOUND_MS);
-  });
+  it.each(faults)(
+    '$name: answers within the lookup bound with verified false, not an error',
+    async ({ name, apply }) => {
+      await publishWww();
+      apply();
+      const before = dns.queries();
+      const { ms, value: res } = await timed(listDomains);
+      expect(res.status).toBe(200);
+      expect(res.body.data.find((d) => d.id === 'd-www')?.verified).toBe(false);
+      expect(dns.queries()).toBeGreaterThan(before);
+      recordLatency(`GET /domains, DNS ${name} (verified false)`, ms, BOUND_MS);
+    },
+  );
 
   it.each(faults)('$name: the service stays healthy while many domain lists wait on DNS', async ({ name, apply }) => {
     apply();

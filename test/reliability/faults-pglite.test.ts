@@ -8,7 +8,17 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { onPostgres } from '../support/database.js';
 import { TOKENS } from '../support/world.js';
 import { startBerth, type Berth } from './support/berth-process.js';
-import { createCategory, dbWorld, expectUnavailable, ingest, ingestBody, messagesIn, serving, timed, waitUntil } from './support/db-world.js';
+import {
+  createCategory,
+  dbWorld,
+  expectUnavailable,
+  ingest,
+  ingestBody,
+  messagesIn,
+  serving,
+  timed,
+  waitUntil,
+} from './support/db-world.js';
 import { FULL, recordSummary } from './support/summary.js';
 
 /** The issue's bound: Berth reopens the embedded database itself within 5 s. */
@@ -21,7 +31,10 @@ let deaths = 0;
 
 function expectAlive(): void {
   const child = berth.server.child;
-  expect(child.exitCode === null && child.signalCode === null, `Berth exited:\n${berth.server.output().slice(-4000)}`).toBe(true);
+  expect(
+    child.exitCode === null && child.signalCode === null,
+    `Berth exited:\n${berth.server.output().slice(-4000)}`,
+  ).toBe(true);
   expect(child.pid).toBe(pid);
 }
 
@@ -87,27 +100,39 @@ describe.skipIf(onPostgres)('PGlite dying in a running Berth', () => {
   afterAll(async () => berth?.close());
   afterEach(() => expectAlive());
 
-  it('answers 503 to the request that kills it and while it reopens, reports not ready, and serves again within 5 s in the same process', async () => {
-    const rounds = FULL ? 5 : 1;
-    for (let round = 0; round < rounds; round++) {
-      await armDeath();
-      const dying = await timed(createCategory(berth, `dying-${round}`));
-      expectUnavailable(dying.value);
-      // Right after the death the database is being reopened: not ready, and requests get 503 at once.
-      const [ready, read] = await Promise.all([timed(berth.request('GET', '/readyz')), timed(berth.request('GET', '/module-categories', { token: TOKENS.viewer }))]);
-      expectUnavailable(ready.value);
-      expectUnavailable(read.value);
-      expect(Math.max(ready.ms, read.ms)).toBeLessThan(1_000);
-      const back = await waitUntil(() => serving(berth), REOPEN_BOUND_MS, 'serving after the embedded database died');
-      expectAlive();
-      // The statement that died was never committed: the same givenId is free.
-      const retry = await createCategory(berth, `dying-${round}`);
-      expect(retry.status, retry.text).toBe(201);
-      acknowledged.categories.push({ id: retry.body.data.id, givenId: retry.body.data.givenId });
-      await expectAcknowledgedKept();
-      recordSummary({ area: 'faults', check: `PGlite killed (WAL write EIO → PANIC), round ${round + 1}`, result: `503 in ${dying.ms} ms, /readyz 503 in ${ready.ms} ms, serving again after ${back} ms (bound ${REOPEN_BOUND_MS}), same process, ${acknowledged.categories.length} categories and ${acknowledged.events.size} events kept`, ok: true });
-    }
-  }, FULL ? 300_000 : 60_000);
+  it(
+    'answers 503 to the request that kills it and while it reopens, reports not ready, and serves again within 5 s in the same process',
+    async () => {
+      const rounds = FULL ? 5 : 1;
+      for (let round = 0; round < rounds; round++) {
+        await armDeath();
+        const dying = await timed(createCategory(berth, `dying-${round}`));
+        expectUnavailable(dying.value);
+        // Right after the death the database is being reopened: not ready, and requests get 503 at once.
+        const [ready, read] = await Promise.all([
+          timed(berth.request('GET', '/readyz')),
+          timed(berth.request('GET', '/module-categories', { token: TOKENS.viewer })),
+        ]);
+        expectUnavailable(ready.value);
+        expectUnavailable(read.value);
+        expect(Math.max(ready.ms, read.ms)).toBeLessThan(1_000);
+        const back = await waitUntil(() => serving(berth), REOPEN_BOUND_MS, 'serving after the embedded database died');
+        expectAlive();
+        // The statement that died was never committed: the same givenId is free.
+        const retry = await createCategory(berth, `dying-${round}`);
+        expect(retry.status, retry.text).toBe(201);
+        acknowledged.categories.push({ id: retry.body.data.id, givenId: retry.body.data.givenId });
+        await expectAcknowledgedKept();
+        recordSummary({
+          area: 'faults',
+          check: `PGlite killed (WAL write EIO → PANIC), round ${round + 1}`,
+          result: `503 in ${dying.ms} ms, /readyz 503 in ${ready.ms} ms, serving again after ${back} ms (bound ${REOPEN_BOUND_MS}), same process, ${acknowledged.categories.length} categories and ${acknowledged.events.size} events kept`,
+          ok: true,
+        });
+      }
+    },
+    FULL ? 300_000 : 60_000,
+  );
 
   it('keeps the data-directory lock across the reopen', async () => {
     await armDeath();
@@ -118,29 +143,38 @@ describe.skipIf(onPostgres)('PGlite dying in a running Berth', () => {
     expect(lock.url).toBe(berth.url);
   });
 
-  it('loses no acknowledged write when the database dies under concurrent writes', async () => {
-    const writers = FULL ? 6 : 3;
-    const deathsHere = FULL ? 4 : 1;
-    let stop = false;
-    const totals = { created: 0, rejected: 0 };
-    const work = Array.from({ length: writers }, async (_, w) => {
-      while (!stop) {
-        const r = await writeAcknowledged(`load-${w}`);
-        totals.created += r.created;
-        totals.rejected += r.rejected;
+  it(
+    'loses no acknowledged write when the database dies under concurrent writes',
+    async () => {
+      const writers = FULL ? 6 : 3;
+      const deathsHere = FULL ? 4 : 1;
+      let stop = false;
+      const totals = { created: 0, rejected: 0 };
+      const work = Array.from({ length: writers }, async (_, w) => {
+        while (!stop) {
+          const r = await writeAcknowledged(`load-${w}`);
+          totals.created += r.created;
+          totals.rejected += r.rejected;
+        }
+      });
+      for (let d = 0; d < deathsHere; d++) {
+        await new Promise((r) => setTimeout(r, 500));
+        await armDeath();
+        await waitUntil(async () => diedCount() >= deaths, 5_000, 'the database died under load');
+        await waitUntil(() => serving(berth), REOPEN_BOUND_MS, 'serving again under load');
       }
-    });
-    for (let d = 0; d < deathsHere; d++) {
-      await new Promise((r) => setTimeout(r, 500));
-      await armDeath();
-      await waitUntil(async () => diedCount() >= deaths, 5_000, 'the database died under load');
-      await waitUntil(() => serving(berth), REOPEN_BOUND_MS, 'serving again under load');
-    }
-    await new Promise((r) => setTimeout(r, 300));
-    stop = true;
-    await Promise.all(work);
-    expect(totals.rejected).toBeGreaterThan(0);
-    await expectAcknowledgedKept();
-    recordSummary({ area: 'faults', check: `PGlite killed ${deathsHere}× under ${writers} concurrent writers`, result: `${totals.created} writes acknowledged and all kept, ${totals.rejected} answered 503, ${deaths} deaths in all, no restart`, ok: true });
-  }, FULL ? 300_000 : 60_000);
+      await new Promise((r) => setTimeout(r, 300));
+      stop = true;
+      await Promise.all(work);
+      expect(totals.rejected).toBeGreaterThan(0);
+      await expectAcknowledgedKept();
+      recordSummary({
+        area: 'faults',
+        check: `PGlite killed ${deathsHere}× under ${writers} concurrent writers`,
+        result: `${totals.created} writes acknowledged and all kept, ${totals.rejected} answered 503, ${deaths} deaths in all, no restart`,
+        ok: true,
+      });
+    },
+    FULL ? 300_000 : 60_000,
+  );
 });

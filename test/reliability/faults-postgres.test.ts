@@ -40,11 +40,16 @@ const outageRequests = (tag: string) => [
   { name: 'POST /module-categories', send: () => createCategory(berth, `outage-${tag}`) },
   { name: 'POST /cloud/logs/logs-insights', send: () => logQuery(berth, 0, Date.now()) },
   { name: 'POST /cloud/logs/local/events', send: () => ingest(berth, ingestBody(`outage-${tag}`, 3, Date.now())) },
-  { name: 'GET permitted-identity-providers', send: () => berth.request('GET', '/organizations/org-a/permitted-identity-providers', { token: TOKENS.owner }) },
+  {
+    name: 'GET permitted-identity-providers',
+    send: () => berth.request('GET', '/organizations/org-a/permitted-identity-providers', { token: TOKENS.owner }),
+  },
 ];
 
 async function expectAllUnavailable(tag: string, boundMs: number): Promise<number> {
-  const answers = await Promise.all(outageRequests(tag).map(async (r) => ({ name: r.name, ...(await timed(r.send())) })));
+  const answers = await Promise.all(
+    outageRequests(tag).map(async (r) => ({ name: r.name, ...(await timed(r.send())) })),
+  );
   for (const a of answers) {
     expectUnavailable(a.value);
     expect(a.ms, `${a.name} answered in ${a.ms} ms`).toBeLessThan(boundMs);
@@ -64,14 +69,21 @@ async function expectNotReady(boundMs: number): Promise<number> {
 /** Berth still runs, the same process; its output tells why if not. */
 function expectAlive(): void {
   const child = berth.server.child;
-  expect(child.exitCode === null && child.signalCode === null, `Berth exited:\n${berth.server.output().slice(-4000)}`).toBe(true);
+  expect(
+    child.exitCode === null && child.signalCode === null,
+    `Berth exited:\n${berth.server.output().slice(-4000)}`,
+  ).toBe(true);
   expect(child.pid).toBe(pid);
 }
 
 async function expectRecovery(): Promise<number> {
   expectAlive();
   await proxy.restore();
-  const ms = await waitUntil(() => serving(berth), RECOVERY_BOUND_MS, 'Berth serving again after the database came back');
+  const ms = await waitUntil(
+    () => serving(berth),
+    RECOVERY_BOUND_MS,
+    'Berth serving again after the database came back',
+  );
   expectAlive();
   return ms;
 }
@@ -109,45 +121,90 @@ describe.skipIf(!onPostgres)('PostgreSQL faults', () => {
       const slowest = await expectAllUnavailable(`refused-${round}`, REFUSED_BOUND_MS);
       const ready = await expectNotReady(REFUSED_BOUND_MS);
       const recovered = await expectRecovery();
-      recordSummary({ area: 'faults', check: `PostgreSQL refused (idle cut), round ${round + 1}`, result: `503 in ≤ ${slowest} ms, /readyz 503 in ${ready} ms, serving again ${recovered} ms after restore`, ok: true });
+      recordSummary({
+        area: 'faults',
+        check: `PostgreSQL refused (idle cut), round ${round + 1}`,
+        result: `503 in ≤ ${slowest} ms, /readyz 503 in ${ready} ms, serving again ${recovered} ms after restore`,
+        ok: true,
+      });
     }
   }, 60_000);
 
   it('answers 503 within the connect timeout while PostgreSQL is a black hole, and /readyz does not hang', async () => {
     await proxy.cut('blackhole');
-    const [slowest, ready] = await Promise.all([expectAllUnavailable('blackhole', HANG_BOUND_MS), expectNotReady(READY_BOUND_MS)]);
+    const [slowest, ready] = await Promise.all([
+      expectAllUnavailable('blackhole', HANG_BOUND_MS),
+      expectNotReady(READY_BOUND_MS),
+    ]);
     const recovered = await expectRecovery();
-    recordSummary({ area: 'faults', check: 'PostgreSQL blackholed (connections hang)', result: `503 in ≤ ${slowest} ms (bound ${HANG_BOUND_MS}), /readyz 503 in ${ready} ms, serving again ${recovered} ms after restore`, ok: true });
+    recordSummary({
+      area: 'faults',
+      check: 'PostgreSQL blackholed (connections hang)',
+      result: `503 in ≤ ${slowest} ms (bound ${HANG_BOUND_MS}), /readyz 503 in ${ready} ms, serving again ${recovered} ms after restore`,
+      ok: true,
+    });
   });
 
   it('answers 503 within the statement bound when the network to PostgreSQL stalls with connections open, and resumes', async () => {
     // Open connections in the pool first, so some requests wait on a connection that went silent.
-    await Promise.all(Array.from({ length: 6 }, () => berth.request('GET', '/module-categories', { token: TOKENS.viewer })));
+    await Promise.all(
+      Array.from({ length: 6 }, () => berth.request('GET', '/module-categories', { token: TOKENS.viewer })),
+    );
     proxy.stall();
-    const [slowest, ready] = await Promise.all([expectAllUnavailable('stall', HANG_BOUND_MS), expectNotReady(READY_BOUND_MS)]);
+    const [slowest, ready] = await Promise.all([
+      expectAllUnavailable('stall', HANG_BOUND_MS),
+      expectNotReady(READY_BOUND_MS),
+    ]);
     const recovered = await expectRecovery();
-    recordSummary({ area: 'faults', check: 'PostgreSQL partitioned (open connections stall)', result: `503 in ≤ ${slowest} ms (bound ${HANG_BOUND_MS}), /readyz 503 in ${ready} ms, serving again ${recovered} ms after restore`, ok: true });
+    recordSummary({
+      area: 'faults',
+      check: 'PostgreSQL partitioned (open connections stall)',
+      result: `503 in ≤ ${slowest} ms (bound ${HANG_BOUND_MS}), /readyz 503 in ${ready} ms, serving again ${recovered} ms after restore`,
+      ok: true,
+    });
   });
 
   const midRequest = [
-    { what: 'token authentication', statement: 'from "api_keys"', send: () => berth.request('GET', '/module-categories', { token: TOKENS.viewer }) },
-    { what: 'a category create', statement: 'insert into "module_categories"', send: () => createCategory(berth, 'mid-create') },
-    { what: 'a log ingest', statement: 'insert into log_events', send: () => ingest(berth, ingestBody('mid-ingest', 5, Date.now())) },
+    {
+      what: 'token authentication',
+      statement: 'from "api_keys"',
+      send: () => berth.request('GET', '/module-categories', { token: TOKENS.viewer }),
+    },
+    {
+      what: 'a category create',
+      statement: 'insert into "module_categories"',
+      send: () => createCategory(berth, 'mid-create'),
+    },
+    {
+      what: 'a log ingest',
+      statement: 'insert into log_events',
+      send: () => ingest(berth, ingestBody('mid-ingest', 5, Date.now())),
+    },
   ];
-  it.each(midRequest)('answers 503 when PostgreSQL is cut in the middle of $what, and the retried request succeeds', async ({ what, statement, send }) => {
-    const cut = proxy.cutOn(statement);
-    const { value, ms } = await timed(send().catch((error: unknown) => {
-      expectAlive();
-      throw error;
-    }));
-    await cut;
-    expectUnavailable(value);
-    const recovered = await expectRecovery();
-    // The statement never reached PostgreSQL: nothing was written, so the retry is not a duplicate.
-    const retry = await send();
-    expect(retry.status, retry.text).toBeLessThan(300);
-    recordSummary({ area: 'faults', check: `PostgreSQL cut mid-request (${what})`, result: `503 in ${ms} ms, retry ${retry.status} ${recovered} ms after restore`, ok: true });
-  });
+  it.each(midRequest)(
+    'answers 503 when PostgreSQL is cut in the middle of $what, and the retried request succeeds',
+    async ({ what, statement, send }) => {
+      const cut = proxy.cutOn(statement);
+      const { value, ms } = await timed(
+        send().catch((error: unknown) => {
+          expectAlive();
+          throw error;
+        }),
+      );
+      await cut;
+      expectUnavailable(value);
+      const recovered = await expectRecovery();
+      // The statement never reached PostgreSQL: nothing was written, so the retry is not a duplicate.
+      const retry = await send();
+      expect(retry.status, retry.text).toBeLessThan(300);
+      recordSummary({
+        area: 'faults',
+        check: `PostgreSQL cut mid-request (${what})`,
+        result: `503 in ${ms} ms, retry ${retry.status} ${recovered} ms after restore`,
+        ok: true,
+      });
+    },
+  );
 
   it('answers a log query cut in the middle of its statement with 503 (an outage of Berth, not a missed source)', async () => {
     await ingest(berth, ingestBody('before-cut', 3, Date.now() - 1_000));
@@ -161,49 +218,72 @@ describe.skipIf(!onPostgres)('PostgreSQL faults', () => {
     expect(again.status).toBe(200);
     expect(again.body.partial).toBe(false);
     expect((again.body.rows as { message: string }[]).some((r) => r.message.startsWith('before-cut'))).toBe(true);
-    recordSummary({ area: 'faults', check: 'PostgreSQL cut mid-request (log query)', result: `${res.status} internal:server:unavailable; retried query complete`, ok: true });
+    recordSummary({
+      area: 'faults',
+      check: 'PostgreSQL cut mid-request (log query)',
+      result: `${res.status} internal:server:unavailable; retried query complete`,
+      ok: true,
+    });
   });
 
   it('shows the database error only to a superadmin', async () => {
     const cut = proxy.cutOn('insert into "module_categories"');
-    const res = await berth.request('POST', '/module-categories', { token: TOKENS.superadmin, body: categoryBody('root-cut') });
+    const res = await berth.request('POST', '/module-categories', {
+      token: TOKENS.superadmin,
+      body: categoryBody('root-cut'),
+    });
     await cut;
     expectUnavailable(res, { superadmin: true });
     expect(res.body.description).toMatch(/^The database is unavailable: /);
     expect(res.headers.get('retry-after')).toBe('1');
   });
 
-  it('keeps serving through repeated cuts under concurrent traffic, every answer a success or a 503', async () => {
-    const cuts = FULL ? 10 : 3;
-    let stop = false;
-    const statuses = new Map<number, number>();
-    const bad: string[] = [];
-    const worker = async (w: number) => {
-      for (let i = 0; !stop; i++) {
-        const res = i % 2 === 0 ? await createCategory(berth, `churn-${w}-${i}`) : await berth.request('GET', '/module-categories', { token: TOKENS.viewer });
-        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-        if (res.status >= 300) {
-          try {
-            expectUnavailable(res);
-          } catch {
-            bad.push(`${res.status} ${res.text.slice(0, 200)}`);
+  it(
+    'keeps serving through repeated cuts under concurrent traffic, every answer a success or a 503',
+    async () => {
+      const cuts = FULL ? 10 : 3;
+      let stop = false;
+      const statuses = new Map<number, number>();
+      const bad: string[] = [];
+      const worker = async (w: number) => {
+        for (let i = 0; !stop; i++) {
+          const res =
+            i % 2 === 0
+              ? await createCategory(berth, `churn-${w}-${i}`)
+              : await berth.request('GET', '/module-categories', { token: TOKENS.viewer });
+          statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+          if (res.status >= 300) {
+            try {
+              expectUnavailable(res);
+            } catch {
+              bad.push(`${res.status} ${res.text.slice(0, 200)}`);
+            }
           }
         }
+      };
+      const workers = Array.from({ length: 4 }, (_, w) => worker(w));
+      for (let c = 0; c < cuts; c++) {
+        await new Promise((r) => setTimeout(r, 300));
+        await proxy.cut(c % 2 === 0 ? 'refuse' : 'blackhole');
+        await new Promise((r) => setTimeout(r, 300));
+        await proxy.restore();
       }
-    };
-    const workers = Array.from({ length: 4 }, (_, w) => worker(w));
-    for (let c = 0; c < cuts; c++) {
-      await new Promise((r) => setTimeout(r, 300));
-      await proxy.cut(c % 2 === 0 ? 'refuse' : 'blackhole');
-      await new Promise((r) => setTimeout(r, 300));
-      await proxy.restore();
-    }
-    await waitUntil(() => serving(berth), RECOVERY_BOUND_MS, 'serving after the last cut');
-    stop = true;
-    await Promise.all(workers);
-    expect(bad).toEqual([]);
-    expect(berth.server.child.exitCode).toBeNull();
-    const summary = [...statuses].sort().map(([s, n]) => `${n}×${s}`).join(', ');
-    recordSummary({ area: 'faults', check: `PostgreSQL cut ${cuts} times under 4 concurrent clients`, result: summary, ok: true });
-  }, FULL ? 300_000 : 60_000);
+      await waitUntil(() => serving(berth), RECOVERY_BOUND_MS, 'serving after the last cut');
+      stop = true;
+      await Promise.all(workers);
+      expect(bad).toEqual([]);
+      expect(berth.server.child.exitCode).toBeNull();
+      const summary = [...statuses]
+        .sort()
+        .map(([s, n]) => `${n}×${s}`)
+        .join(', ');
+      recordSummary({
+        area: 'faults',
+        check: `PostgreSQL cut ${cuts} times under 4 concurrent clients`,
+        result: summary,
+        ok: true,
+      });
+    },
+    FULL ? 300_000 : 60_000,
+  );
 });

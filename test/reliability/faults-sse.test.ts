@@ -31,9 +31,23 @@ beforeAll(async () => {
       projects: [{ id: 'prj', organizationId: ORG_A, name: 'SSE' }],
       environments: [{ id: 'env', projectId: 'prj', name: 'production' }],
       moduleInstances: [
-        { id: 'mi', environmentId: 'env', name: 'small', logSources: [{ id: 'ls', kind: 'ui.logs', cloudAccountId: 'acc-local', region: 'us-east-1', logGroup: '/app/small' }] },
+        {
+          id: 'mi',
+          environmentId: 'env',
+          name: 'small',
+          logSources: [
+            { id: 'ls', kind: 'ui.logs', cloudAccountId: 'acc-local', region: 'us-east-1', logGroup: '/app/small' },
+          ],
+        },
       ],
-      logEvents: Array.from({ length: 50 }, (_, i) => ({ cloudAccountId: 'acc-local', region: 'us-east-1', logGroup: '/app/small', logStream: 'web/1', timestamp: base + i, message: `INFO small ${i}` })),
+      logEvents: Array.from({ length: 50 }, (_, i) => ({
+        cloudAccountId: 'acc-local',
+        region: 'us-east-1',
+        logGroup: '/app/small',
+        logStream: 'web/1',
+        timestamp: base + i,
+        message: `INFO small ${i}`,
+      })),
     }),
     env: {
       STREAM_MAX_PER_PRINCIPAL: String(MAX_STREAMS),
@@ -63,7 +77,10 @@ async function otherClients(rounds: number): Promise<{ healthz: number; query: n
     const h = await timed(() => berth.request('GET', '/healthz'));
     expect(h.value.status).toBe(200);
     const q = await timed(() =>
-      berth.request('POST', '/cloud/logs/logs-insights', { token: TOKENS.owner, body: { moduleInstanceIds: ['mi'], startTime: base - 1, endTime: Date.now(), limit: 10 } }),
+      berth.request('POST', '/cloud/logs/logs-insights', {
+        token: TOKENS.owner,
+        body: { moduleInstanceIds: ['mi'], startTime: base - 1, endTime: Date.now(), limit: 10 },
+      }),
     );
     expect(q.value.status).toBe(200);
     expect(q.value.body).toMatchObject({ partial: false, resultCount: 10 });
@@ -149,13 +166,21 @@ async function stalled(s: ReturnType<typeof rawStream>, baseline: number, before
 describe('after the misbehaving clients', () => {
   it('the principal opens streams up to its cap again, and one more is refused', async () => {
     const baseline = await metric(berth, GAUGE);
-    const small = { accountId: 'acc-local', logGroups: '/app/small', logStreamPrefix: 'web', tail: 'true', startTime: String(base - 1) };
+    const small = {
+      accountId: 'acc-local',
+      logGroups: '/app/small',
+      logStreamPrefix: 'web',
+      tail: 'true',
+      startTime: String(base - 1),
+    };
     const open = await Promise.all(Array.from({ length: MAX_STREAMS }, () => openSse(berth.url, TOKENS.owner, small)));
     try {
       for (const s of open) expect(s.res.status).toBe(200);
       for (const s of open) expect(await s.events(50)).toHaveLength(50);
       expect(await metric(berth, GAUGE)).toBe(baseline + MAX_STREAMS);
-      const refused = await berth.request('GET', `/cloud/logs/stream?${new URLSearchParams(small)}`, { token: TOKENS.owner });
+      const refused = await berth.request('GET', `/cloud/logs/stream?${new URLSearchParams(small)}`, {
+        token: TOKENS.owner,
+      });
       expectError(refused, 429, 'logs:stream:too-many-streams');
     } finally {
       for (const s of open) s.close();

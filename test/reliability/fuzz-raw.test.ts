@@ -35,27 +35,97 @@ afterAll(async () => {
 });
 
 async function sendRaw(request: RawRequest): Promise<string[]> {
-  const ex = await exchange(port, request.bytes, { methods: request.complete > 0 ? request.methods.slice(0, request.complete) : request.methods, halfClose: request.halfClose, timeoutMs: 10_000, streamCutMs: 500 });
+  const ex = await exchange(port, request.bytes, {
+    methods: request.complete > 0 ? request.methods.slice(0, request.complete) : request.methods,
+    halfClose: request.halfClose,
+    timeoutMs: 10_000,
+    streamCutMs: 500,
+  });
   const problems = exchangeProblems(ex, request.methods, request.complete > 0);
-  if (request.complete > 1 && ex.responses.length > 0 && ex.responses.length < request.complete && ex.responses.every((r) => r.status < 400)) {
+  if (
+    request.complete > 1 &&
+    ex.responses.length > 0 &&
+    ex.responses.length < request.complete &&
+    ex.responses.every((r) => r.status < 400)
+  ) {
     problems.push(`${request.complete} complete requests, ${ex.responses.length} answered`);
   }
-  if (ex.timedOut && ex.responses.length < Math.max(request.complete, 1)) problems.push('the connection was left hanging after the client sent everything');
-  tally.note(ex, problems, request.note.replace(/ ?("[^"]*"|\[[^\]]*\]| at \d+| to 0x[0-9a-f]+|, \d+-byte chunks)|^body \d+/g, (m) => (m.startsWith('body') ? 'body N' : '')));
+  if (ex.timedOut && ex.responses.length < Math.max(request.complete, 1))
+    problems.push('the connection was left hanging after the client sent everything');
+  tally.note(
+    ex,
+    problems,
+    request.note.replace(/ ?("[^"]*"|\[[^\]]*\]| at \d+| to 0x[0-9a-f]+|, \d+-byte chunks)|^body \d+/g, (m) =>
+      m.startsWith('body') ? 'body N' : '',
+    ),
+  );
   return problems;
 }
 
 /** Framing the fuzzer found mishandled, and the forms the issue names, checked on every run. */
 const EXPLICIT: [string, RawRequest][] = [
-  ['duplicate Content-Length with different values', new RawRequest(Buffer.from('POST /module-categories HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}'), 0, ['POST'], 'conflicting lengths')],
-  ['Content-Length and Transfer-Encoding together', new RawRequest(Buffer.from('POST /module-categories HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n'), 0, ['POST'], 'CL+TE')],
-  ['a chunk size that is not hex', new RawRequest(Buffer.from('POST /module-categories HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n'), 0, ['POST'], 'bad chunk size')],
-  ['a NUL byte in a header value', new RawRequest(Buffer.from('GET /healthz HTTP/1.1\r\nHost: x\r\nX: a\x00b\r\n\r\n', 'latin1'), 0, ['GET'], 'NUL')],
+  [
+    'duplicate Content-Length with different values',
+    new RawRequest(
+      Buffer.from('POST /module-categories HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}'),
+      0,
+      ['POST'],
+      'conflicting lengths',
+    ),
+  ],
+  [
+    'Content-Length and Transfer-Encoding together',
+    new RawRequest(
+      Buffer.from(
+        'POST /module-categories HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n',
+      ),
+      0,
+      ['POST'],
+      'CL+TE',
+    ),
+  ],
+  [
+    'a chunk size that is not hex',
+    new RawRequest(
+      Buffer.from(
+        'POST /module-categories HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n',
+      ),
+      0,
+      ['POST'],
+      'bad chunk size',
+    ),
+  ],
+  [
+    'a NUL byte in a header value',
+    new RawRequest(Buffer.from('GET /healthz HTTP/1.1\r\nHost: x\r\nX: a\x00b\r\n\r\n', 'latin1'), 0, ['GET'], 'NUL'),
+  ],
   ['an HTTP/0.9 request line', new RawRequest(Buffer.from('GET /healthz\r\n'), 0, ['GET'], 'HTTP/0.9')],
-  ['an HTTP/1.0 request without Host', new RawRequest(Buffer.from('GET /healthz HTTP/1.0\r\n\r\n'), 1, ['GET'], 'HTTP/1.0')],
-  ['an HTTP/1.1 request without Host', new RawRequest(Buffer.from('GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n'), 1, ['GET'], 'no Host')],
-  ['a CONNECT request', new RawRequest(Buffer.from('CONNECT 127.0.0.1:443 HTTP/1.1\r\nHost: 127.0.0.1:443\r\n\r\n'), 1, ['CONNECT'], 'CONNECT')],
-  ['headers past 16 KiB', new RawRequest(Buffer.from(`GET /healthz HTTP/1.1\r\nHost: x\r\nX: ${'a'.repeat(20_000)}\r\nConnection: close\r\n\r\n`), 1, ['GET'], 'huge header')],
+  [
+    'an HTTP/1.0 request without Host',
+    new RawRequest(Buffer.from('GET /healthz HTTP/1.0\r\n\r\n'), 1, ['GET'], 'HTTP/1.0'),
+  ],
+  [
+    'an HTTP/1.1 request without Host',
+    new RawRequest(Buffer.from('GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n'), 1, ['GET'], 'no Host'),
+  ],
+  [
+    'a CONNECT request',
+    new RawRequest(
+      Buffer.from('CONNECT 127.0.0.1:443 HTTP/1.1\r\nHost: 127.0.0.1:443\r\n\r\n'),
+      1,
+      ['CONNECT'],
+      'CONNECT',
+    ),
+  ],
+  [
+    'headers past 16 KiB',
+    new RawRequest(
+      Buffer.from(`GET /healthz HTTP/1.1\r\nHost: x\r\nX: ${'a'.repeat(20_000)}\r\nConnection: close\r\n\r\n`),
+      1,
+      ['GET'],
+      'huge header',
+    ),
+  ],
 ];
 
 describe('raw framing the issue names is answered with the error object or closed', () => {
@@ -79,5 +149,7 @@ it('after the raw fuzzing the process is alive and /healthz answers 200, and eve
   expect((await berth.request('GET', '/healthz')).status).toBe(200);
   alive = true;
   expect(tally.requests).toBeGreaterThanOrEqual(RAW_REQUESTS);
-  console.log(`raw fuzzing: ${tally.requests} requests; statuses ${tally.statusLine()}; 5xx ${tally.fiveXx}; non-conforming ${tally.nonConforming}; unanswered ${tally.unanswered}\n${tally.report()}`);
+  console.log(
+    `raw fuzzing: ${tally.requests} requests; statuses ${tally.statusLine()}; 5xx ${tally.fiveXx}; non-conforming ${tally.nonConforming}; unanswered ${tally.unanswered}\n${tally.report()}`,
+  );
 });

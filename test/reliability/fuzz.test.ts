@@ -31,7 +31,9 @@ beforeAll(async () => {
   berth = await startBerth({ fixture: fuzzFixture(), env: { DNS_SERVERS: dns.address, DNS_TIMEOUT_MS: '500' } });
   port = Number(new URL(berth.url).port);
   setReplayPort(port);
-  console.log(`HTTP fuzzing: seed ${SEED} (replay with FUZZ_SEED=${SEED}), ${perRoute} requests per route, ${ROUTES.length} routes`);
+  console.log(
+    `HTTP fuzzing: seed ${SEED} (replay with FUZZ_SEED=${SEED}), ${perRoute} requests per route, ${ROUTES.length} routes`,
+  );
 });
 
 afterAll(async () => {
@@ -68,5 +70,7 @@ it('after the fuzzing the process is alive and /healthz answers 200, and every p
   expect((await berth.request('GET', '/healthz')).status).toBe(200);
   alive = true;
   expect(tally.requests).toBeGreaterThanOrEqual(perRoute * ROUTES.length);
-  console.log(`HTTP fuzzing: ${tally.requests} requests; statuses ${tally.statusLine()}; 5xx ${tally.fiveXx}; non-conforming ${tally.nonConforming}; unanswered ${tally.unanswered}\n${tally.report()}`);
+  console.log(
+    `HTTP fuzzing: ${tally.requests} requests; statuses ${tally.statusLine()}; 5xx ${tally.fiveXx}; non-conforming ${tally.nonConforming}; unanswered ${tally.unanswered}\n${tally.report()}`,
+  );
 });

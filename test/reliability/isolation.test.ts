@@ -37,11 +37,16 @@ afterAll(async () => {
     });
     recordSummary({
       area: 'isolation',
-      check: 'other org\'s object vs nonexistent object (request pairs)',
+      check: "other org's object vs nonexistent object (request pairs)",
       result: `${observed.cases.length} (${differences} differences)`,
       ok: differences === 0,
     });
-    recordSummary({ area: 'isolation', check: `matrix run, Berth start included (${FULL ? 'full' : 'npm test'})`, result: `${((Date.now() - started) / 1000).toFixed(1)} s`, ok: true });
+    recordSummary({
+      area: 'isolation',
+      check: `matrix run, Berth start included (${FULL ? 'full' : 'npm test'})`,
+      result: `${((Date.now() - started) / 1000).toFixed(1)} s`,
+      ok: true,
+    });
   }
   await berth?.close();
 });
@@ -54,29 +59,36 @@ function sees(caller: CallerKind): Org[] {
 }
 
 function leaks(o: Outcome, visible: Org[]): string[] {
-  return (['A', 'B'] as const).filter((org) => !visible.includes(org) && o.text.includes(MARKER[org])).map((org) => `org ${org}'s data`);
+  return (['A', 'B'] as const)
+    .filter((org) => !visible.includes(org) && o.text.includes(MARKER[org]))
+    .map((org) => `org ${org}'s data`);
 }
 
 describe('the authorization matrix', () => {
   it('answers every route and every kind of caller as DESIGN §4 prescribes', () => {
     const departures = observed.matrix
       .filter((r) => r.cell !== prescribed(r.row, r.caller))
-      .map((r) => `${r.row.route} ${r.row.variant} as ${r.caller.label}: ${r.cell}, prescribed ${prescribed(r.row, r.caller)}`);
+      .map(
+        (r) =>
+          `${r.row.route} ${r.row.variant} as ${r.caller.label}: ${r.cell}, prescribed ${prescribed(r.row, r.caller)}`,
+      );
     expect(departures).toEqual([]);
   });
 
-  it('answers every refusal with the spec\'s error object', () => {
+  it("answers every refusal with the spec's error object", () => {
     const refusals = observed.matrix.filter((r) => r.outcome.status >= 400);
     expect(refusals.length).toBeGreaterThan(100);
     for (const { outcome } of refusals) expectError(outcome, outcome.status, outcome.body?.code);
   });
 
   it('gives no caller data of an organization its key does not reach', () => {
-    const found = observed.matrix.flatMap((r) => leaks(r.outcome, sees(r.caller)).map((l) => `${r.row.route} ${r.row.variant} as ${r.caller.label}: ${l}`));
+    const found = observed.matrix.flatMap((r) =>
+      leaks(r.outcome, sees(r.caller)).map((l) => `${r.row.route} ${r.row.variant} as ${r.caller.label}: ${l}`),
+    );
     expect(found).toEqual([]);
   });
 
-  it('lists, to a key scoped to org B, org B\'s categories but never org A\'s, whatever the principal\'s memberships', async () => {
+  it("lists, to a key scoped to org B, org B's categories but never org A's, whatever the principal's memberships", async () => {
     for (const caller of AUTHENTICATED.filter((c) => c.roles?.A === undefined)) {
       const list = await send(berth, caller.authorization, { method: 'GET', path: '/module-categories' });
       const ids = (list.body.data as { id: string }[]).map((c) => c.id);
@@ -85,7 +97,7 @@ describe('the authorization matrix', () => {
     }
   });
 
-  it('streams and queries org A\'s logs without org B\'s events, though both use the same group and stream names', () => {
+  it("streams and queries org A's logs without org B's events, though both use the same group and stream names", () => {
     const stream = observed.matrix.find((r) => r.row.key === 'stream' && r.caller.key === 'owner')!;
     const messages = streamedMessages(stream.outcome);
     expect(messages).toHaveLength(4);
@@ -95,9 +107,11 @@ describe('the authorization matrix', () => {
   });
 });
 
-describe('another organization\'s object', () => {
+describe("another organization's object", () => {
   it('answers exactly like an object that does not exist, for every kind of object and every caller', () => {
-    const differences = observed.cases.filter((c) => c.difference !== undefined).map((c) => `${c.kind.key} as ${c.viewpoint.label}: ${c.difference}`);
+    const differences = observed.cases
+      .filter((c) => c.difference !== undefined)
+      .map((c) => `${c.kind.key} as ${c.viewpoint.label}: ${c.difference}`);
     expect(differences).toEqual([]);
     // Each pair is a refusal, but for stream positions, which are not objects.
     for (const c of observed.cases.filter((x) => x.kind.key !== 'stream-position')) {
@@ -109,21 +123,31 @@ describe('another organization\'s object', () => {
 
   it('carries no data of the other organization in any answer', () => {
     const found = observed.cases.flatMap((c) =>
-      [c.foreign, c.missing].flatMap((o) => leaks(o, [c.viewpoint.home]).map((l) => `${c.kind.key} as ${c.viewpoint.label}: ${l}`)),
+      [c.foreign, c.missing].flatMap((o) =>
+        leaks(o, [c.viewpoint.home]).map((l) => `${c.kind.key} as ${c.viewpoint.label}: ${l}`),
+      ),
     );
     expect(found).toEqual([]);
   });
 
   it('resumes a stream from a garbage Last-Event-ID at the beginning, as without one', async () => {
     const plain = await send(berth, owner, { method: 'GET', path: streamPath(IDS.A.account) });
-    const garbage = await send(berth, owner, { method: 'GET', path: streamPath(IDS.A.account), headers: { 'last-event-id': GARBAGE_EVENT_ID } });
+    const garbage = await send(berth, owner, {
+      method: 'GET',
+      path: streamPath(IDS.A.account),
+      headers: { 'last-event-id': GARBAGE_EVENT_ID },
+    });
     expect(streamedMessages(garbage)).toEqual(streamedMessages(plain));
     expect(streamedMessages(plain)).toHaveLength(4);
   });
 
-  it('resumes org A\'s stream from a position of org B\'s stream in org A\'s events only', async () => {
+  it("resumes org A's stream from a position of org B's stream in org A's events only", async () => {
     // Org B's events are older than org A's: from B's position, A's stream holds all of its own events.
-    const resumed = await send(berth, owner, { method: 'GET', path: streamPath(IDS.A.account), headers: { 'last-event-id': observed.minted.streamId.B } });
+    const resumed = await send(berth, owner, {
+      method: 'GET',
+      path: streamPath(IDS.A.account),
+      headers: { 'last-event-id': observed.minted.streamId.B },
+    });
     expect(resumed.status).toBe(200);
     expect(streamedMessages(resumed)).toHaveLength(4);
     expect(streamedMessages(resumed).every((m) => m.includes(MARKER.A))).toBe(true);
@@ -151,7 +175,7 @@ describe('the live tail', () => {
     return seen;
   };
 
-  it('delivers org A\'s events only, while org B writes into a group and stream of the same name, also resumed from org B\'s position', async () => {
+  it("delivers org A's events only, while org B writes into a group and stream of the same name, also resumed from org B's position", async () => {
     const readers: SseReader[] = [];
     try {
       const b = await openSse(berth.url, TOKENS.otherAdmin, params(IDS.B.account));
@@ -178,10 +202,11 @@ describe('the live tail', () => {
   });
 });
 
-describe('org A\'s objects wired to org B\'s cloud account by a seed', () => {
-  const query = (selector: Record<string, unknown>) => send(berth, owner, { method: 'POST', path: '/cloud/logs/logs-insights', body: { ...WINDOW, ...selector } });
+describe("org A's objects wired to org B's cloud account by a seed", () => {
+  const query = (selector: Record<string, unknown>) =>
+    send(berth, owner, { method: 'POST', path: '/cloud/logs/logs-insights', body: { ...WINDOW, ...selector } });
 
-  it('never read org B\'s logs through a module instance\'s log source', async () => {
+  it("never read org B's logs through a module instance's log source", async () => {
     const byEnvironment = await query({ environmentId: CROSSED.environment });
     expect(byEnvironment.status).toBe(200);
     expect(byEnvironment.body.rows).toEqual([]);
@@ -192,7 +217,7 @@ describe('org A\'s objects wired to org B\'s cloud account by a seed', () => {
     expect(byKey.text).not.toContain(MARKER.B);
   });
 
-  it('never read org B\'s logs through a deployment resource', async () => {
+  it("never read org B's logs through a deployment resource", async () => {
     const res = await query({ deploymentResourceId: CROSSED.deploymentResource });
     expectError(res, 404, 'logs:account:not-found');
     expect(res.text).not.toContain(MARKER.B);

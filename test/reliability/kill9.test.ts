@@ -5,7 +5,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPostgres } from '../support/database.js';
 import { TOKENS } from '../support/world.js';
 import { startBerth, type Berth } from './support/berth-process.js';
-import { createCategory, dbWorld, ingest, ingestBody, messagesIn, serving, timed, waitUntil } from './support/db-world.js';
+import {
+  createCategory,
+  dbWorld,
+  ingest,
+  ingestBody,
+  messagesIn,
+  serving,
+  timed,
+  waitUntil,
+} from './support/db-world.js';
 import { FULL, recordSummary, skipped } from './support/summary.js';
 
 const ROUNDS = FULL ? 5 : 1;
@@ -62,40 +71,44 @@ describe.skipIf(!FULL || skipped('kill9'))(`kill -9 under write load (${database
   });
   afterAll(async () => berth?.close());
 
-  it('keeps every acknowledged category and event across SIGKILL and restart on the same database', async () => {
-    for (let round = 1; round <= ROUNDS; round++) {
-      const before = { categories: acked.categories.length, events: acked.events.length };
-      let killed = false;
-      const dead = () => killed;
-      const load = [
-        ...Array.from({ length: WRITERS }, (_, w) => writer('category', w, round, dead)),
-        ...Array.from({ length: WRITERS }, (_, w) => writer('events', w, round, dead)),
-      ];
-      await new Promise((r) => setTimeout(r, LOAD_BEFORE_KILL_MS()));
-      killed = true;
-      const signal = await berth.stop('SIGKILL');
-      expect(signal).toBeNull();
-      expect(berth.server.child.signalCode).toBe('SIGKILL');
-      await Promise.all(load);
+  it(
+    'keeps every acknowledged category and event across SIGKILL and restart on the same database',
+    async () => {
+      for (let round = 1; round <= ROUNDS; round++) {
+        const before = { categories: acked.categories.length, events: acked.events.length };
+        let killed = false;
+        const dead = () => killed;
+        const load = [
+          ...Array.from({ length: WRITERS }, (_, w) => writer('category', w, round, dead)),
+          ...Array.from({ length: WRITERS }, (_, w) => writer('events', w, round, dead)),
+        ];
+        await new Promise((r) => setTimeout(r, LOAD_BEFORE_KILL_MS()));
+        killed = true;
+        const signal = await berth.stop('SIGKILL');
+        expect(signal).toBeNull();
+        expect(berth.server.child.signalCode).toBe('SIGKILL');
+        await Promise.all(load);
 
-      const restart = await timed(berth.restart());
-      const servingAfter = await waitUntil(() => serving(berth), 10_000, 'serving after the restart');
-      await expectAllAcknowledgedKept();
-      const categories = acked.categories.length - before.categories;
-      const events = acked.events.length - before.events;
-      // The kill must land under load, or the round proves nothing.
-      expect(categories).toBeGreaterThan(0);
-      expect(events).toBeGreaterThan(0);
-      recordSummary({
-        area: 'faults',
-        check: `kill -9 under write load, round ${round}/${ROUNDS}`,
-        result: `${categories} categories (201) and ${events} events (202) acknowledged this round, all kept (${acked.categories.length} + ${acked.events.length} in all, ${sent} writes sent); restart ${restart.ms} ms, serving ${servingAfter} ms later`,
-        ok: true,
-      });
-    }
-  }, FULL ? 600_000 : 120_000);
+        const restart = await timed(berth.restart());
+        const servingAfter = await waitUntil(() => serving(berth), 10_000, 'serving after the restart');
+        await expectAllAcknowledgedKept();
+        const categories = acked.categories.length - before.categories;
+        const events = acked.events.length - before.events;
+        // The kill must land under load, or the round proves nothing.
+        expect(categories).toBeGreaterThan(0);
+        expect(events).toBeGreaterThan(0);
+        recordSummary({
+          area: 'faults',
+          check: `kill -9 under write load, round ${round}/${ROUNDS}`,
+          result: `${categories} categories (201) and ${events} events (202) acknowledged this round, all kept (${acked.categories.length} + ${acked.events.length} in all, ${sent} writes sent); restart ${restart.ms} ms, serving ${servingAfter} ms later`,
+          ok: true,
+        });
+      }
+    },
+    FULL ? 600_000 : 120_000,
+  );
 
-  it('takes over the killed process\'s data-directory lock and serves writes after the restart', async () => {
+  it("takes over the killed process's data-directory lock and serves writes after the restart", async () => {
     const res = await createCategory(berth, 'after-kill9');
     expect(res.status, res.text).toBe(201);
     const back = await berth.request('GET', `/module-categories/${res.body.data.id}`, { token: TOKENS.viewer });

@@ -16,7 +16,13 @@ import { FULL, recordSummary, skipped } from './support/summary.js';
  * with one connection per operation, which checks the same failures but not the heap.
  */
 const SIZE = FULL
-  ? { organizations: 50, eventsPerGroup: 50, warmUpSeconds: 10, seconds: Number(process.env.BERTH_LOAD_SECONDS ?? 60), full: true }
+  ? {
+      organizations: 50,
+      eventsPerGroup: 50,
+      warmUpSeconds: 10,
+      seconds: Number(process.env.BERTH_LOAD_SECONDS ?? 60),
+      full: true,
+    }
   : { organizations: 8, eventsPerGroup: 20, warmUpSeconds: 2, seconds: 3, full: false };
 /** The end-of-run heap (after GC) may exceed the warm-up heap by this much at most. */
 const HEAP_GROWTH_LIMIT = 0.2;
@@ -35,7 +41,10 @@ beforeAll(async () => {
   world = loadWorld(SIZE.organizations, SIZE.eventsPerGroup, Date.now());
   dns = await startDnsServer();
   dns.setRecords(world.dnsRecords);
-  berth = await startBerth({ fixture: world.fixture, env: { NODE_OPTIONS: inspectorNodeOptions(), DNS_SERVERS: dns.address } });
+  berth = await startBerth({
+    fixture: world.fixture,
+    env: { NODE_OPTIONS: inspectorNodeOptions(), DNS_SERVERS: dns.address },
+  });
   inspector = inspectorUrl(berth.server.output());
   categoryIds = {};
   for (const tenant of world.tenants) {
@@ -75,7 +84,12 @@ it.skipIf(!SIZE.full || skipped('load'))(
     const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
     const growth = (heapEnd - heapWarm) / heapWarm;
     const totalConnections = Object.values(connections).reduce((a, b) => a + b, 0);
-    const clean = totals.serverErrors === 0 && totals.errors === 0 && totals.timeouts === 0 && totals.unexpected === 0 && totals.badBodies === 0;
+    const clean =
+      totals.serverErrors === 0 &&
+      totals.errors === 0 &&
+      totals.timeouts === 0 &&
+      totals.unexpected === 0 &&
+      totals.badBodies === 0;
     recordSummary({
       area: 'load',
       check: `${SIZE.seconds} s, ${totalConnections} connections, ${OPERATIONS.length} operations, ${SIZE.organizations} organizations, ${world.eventCount.toLocaleString('en')} seeded events`,
@@ -101,9 +115,14 @@ it.skipIf(!SIZE.full || skipped('load'))(
     });
 
     // Failures name the operation and show what came back, not just a count; the warm-up counts too.
-    const problems = [...warmUp.operations.map((op) => ({ ...op, name: `warm-up ${op.name}` })), ...run.operations].flatMap((op) => {
+    const problems = [
+      ...warmUp.operations.map((op) => ({ ...op, name: `warm-up ${op.name}` })),
+      ...run.operations,
+    ].flatMap((op) => {
       const found: string[] = [];
-      const unexpected = Object.entries(op.statusCodes).filter(([code]) => Number(code) !== op.expectedStatus && code !== '429');
+      const unexpected = Object.entries(op.statusCodes).filter(
+        ([code]) => Number(code) !== op.expectedStatus && code !== '429',
+      );
       if (unexpected.length > 0) found.push(`${op.name}: ${unexpected.map(([c, n]) => `${n}× ${c}`).join(', ')}`);
       if (op.errors > 0) found.push(`${op.name}: ${op.errors} connection errors (${op.timeouts} timeouts)`);
       if (op.badBodies > 0) found.push(`${op.name}: ${op.badBodies} bad bodies`);
@@ -125,7 +144,14 @@ it.skipIf(skipped('load'))(
     // Regression: PGlite ran every queued statement in one turn of the event loop, and libuv accepts one connection per
     // turn, so under load a new connection waited seconds to be accepted while connected clients were served.
     const busy = { 'identity providers': 20, 'list categories': 20, 'log query limit 200': 10, ingest: 10 };
-    const load = runDriver({ url: berth.url, seconds: 6, connections: busy, tenants: world.tenants, context: { categoryIds, runTag: 'r' }, timeoutSeconds: 10 });
+    const load = runDriver({
+      url: berth.url,
+      seconds: 6,
+      connections: busy,
+      tenants: world.tenants,
+      context: { categoryIds, runTag: 'r' },
+      timeoutSeconds: 10,
+    });
     await new Promise((r) => setTimeout(r, 2_500));
     const times = await timeFreshConnections(berth.url, 20);
     const result = await load;

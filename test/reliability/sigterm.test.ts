@@ -32,9 +32,21 @@ const SPECS: RequestSpec[] = [
     path: '/cloud/logs/logs-insights',
     token: TOKENS.owner,
     expected: 200,
-    body: () => ({ logSourceKeys: ['mi::ls'], ...timeWindow(), limit: 1000, filter: { kind: 'text', op: 'contains', value: 'took' } }),
+    body: () => ({
+      logSourceKeys: ['mi::ls'],
+      ...timeWindow(),
+      limit: 1000,
+      filter: { kind: 'text', op: 'contains', value: 'took' },
+    }),
   },
-  { kind: 'aws query', method: 'POST', path: '/cloud/logs/logs-insights', token: TOKENS.owner, expected: 200, body: () => ({ logSourceKeys: ['mi::ls-aws'], ...timeWindow() }) },
+  {
+    kind: 'aws query',
+    method: 'POST',
+    path: '/cloud/logs/logs-insights',
+    token: TOKENS.owner,
+    expected: 200,
+    body: () => ({ logSourceKeys: ['mi::ls-aws'], ...timeWindow() }),
+  },
   {
     kind: 'ingest',
     method: 'POST',
@@ -83,7 +95,12 @@ describe.skipIf(!FULL || skipped('sigterm'))('SIGTERM under load', () => {
             ],
           },
         ],
-        logEvents: Array.from({ length: 2_000 }, (_, i) => ({ ...SOURCE, logStream: `web/${i % 4}`, timestamp: base + i, message: `INFO request ${i} took ${i % 97} ms` })),
+        logEvents: Array.from({ length: 2_000 }, (_, i) => ({
+          ...SOURCE,
+          logStream: `web/${i % 4}`,
+          timestamp: base + i,
+          message: `INFO request ${i} took ${i % 97} ms`,
+        })),
       }),
       env: { ...AWS_ENV, STREAM_POLL_INTERVAL_MS: '100', ...(process.env.SIGTERM_DEBUG ? { LOG_LEVEL: 'info' } : {}) },
     });
@@ -96,7 +113,13 @@ describe.skipIf(!FULL || skipped('sigterm'))('SIGTERM under load', () => {
   it('finishes what is in flight, ends every stream with isFinal, refuses the rest unapplied, and exits 0 within 10 s', async () => {
     const streams = await Promise.all(
       Array.from({ length: STREAMS }, () =>
-        tailingStream(berth.url, TOKENS.viewer, { accountId: 'acc-local', logGroups: '/app/web', logStreamPrefix: 'web', tail: 'true', startTime: String(Date.now() - 1_000) }),
+        tailingStream(berth.url, TOKENS.viewer, {
+          accountId: 'acc-local',
+          logGroups: '/app/web',
+          logStreamPrefix: 'web',
+          tail: 'true',
+          startTime: String(Date.now() - 1_000),
+        }),
       ),
     );
     const outcomes: Outcome[] = [];
@@ -106,7 +129,9 @@ describe.skipIf(!FULL || skipped('sigterm'))('SIGTERM under load', () => {
     // Many aws queries: each is answered when the shutdown stops it, and its client sends the next one at once on the
     // same connection, which reaches a server already shutting down.
     const count = (spec: RequestSpec) => (spec.kind === 'aws query' ? AWS_WORKERS : WORKERS);
-    const workers = SPECS.flatMap((spec) => Array.from({ length: count(spec) }, () => worker(() => url, spec, outcomes, stop)));
+    const workers = SPECS.flatMap((spec) =>
+      Array.from({ length: count(spec) }, () => worker(() => url, spec, outcomes, stop)),
+    );
 
     await new Promise((r) => setTimeout(r, LOAD_MS));
     // Every aws query in the server's hands: its StartQuery has reached AWS (a busy machine may take a while).
@@ -138,7 +163,13 @@ describe.skipIf(!FULL || skipped('sigterm'))('SIGTERM under load', () => {
     for (let endTime = timeWindow().endTime; endTime > 0; ) {
       const page = await berth.request('POST', '/cloud/logs/logs-insights', {
         token: TOKENS.owner,
-        body: { logSourceKeys: ['mi::ls'], startTime: base - 1, endTime, complete: true, filter: { kind: 'text', op: 'startsWith', value: 'INFO live ' } },
+        body: {
+          logSourceKeys: ['mi::ls'],
+          startTime: base - 1,
+          endTime,
+          complete: true,
+          filter: { kind: 'text', op: 'startsWith', value: 'INFO live ' },
+        },
       });
       expect(page.body).toMatchObject({ partial: false });
       for (const r of page.body.rows as { message: string }[]) {
@@ -147,7 +178,8 @@ describe.skipIf(!FULL || skipped('sigterm'))('SIGTERM under load', () => {
       }
       endTime = page.body.nextEndTimeMs;
     }
-    const applied = (o: Outcome) => (o.kind === 'category' ? givenIds.has(`c-${o.tag}`) : o.kind === 'ingest' ? (ingested.get(o.tag) ?? 0) : undefined);
+    const applied = (o: Outcome) =>
+      o.kind === 'category' ? givenIds.has(`c-${o.tag}`) : o.kind === 'ingest' ? (ingested.get(o.tag) ?? 0) : undefined;
 
     recordSummary({
       area: 'faults',
@@ -173,10 +205,16 @@ describe.skipIf(!FULL || skipped('sigterm'))('SIGTERM under load', () => {
     expect(unanswered.filter((o) => applied(o)).map((o) => ({ kind: o.kind, tag: o.tag, error: o.error }))).toEqual([]);
     expect(unanswered.filter((o) => o.sentAt >= signalledAt).length).toBeGreaterThan(0);
     // Whatever was answered was applied, whole.
-    const answeredWrites = outcomes.filter((o) => o.status !== undefined && (o.kind === 'category' || o.kind === 'ingest'));
-    expect(answeredWrites.filter((o) => applied(o) !== (o.kind === 'category' ? true : 200)).map((o) => o.kind)).toEqual([]);
+    const answeredWrites = outcomes.filter(
+      (o) => o.status !== undefined && (o.kind === 'category' || o.kind === 'ingest'),
+    );
+    expect(
+      answeredWrites.filter((o) => applied(o) !== (o.kind === 'category' ? true : 200)).map((o) => o.kind),
+    ).toEqual([]);
     // Each tail ended with the final message, then the server closed the response.
-    expect(endings.map((e) => ({ ended: e.ended, error: e.error, last: e.last?.isFinal, lastEvent: e.lastEvent }))).toEqual(
+    expect(
+      endings.map((e) => ({ ended: e.ended, error: e.error, last: e.last?.isFinal, lastEvent: e.lastEvent })),
+    ).toEqual(
       Array.from({ length: STREAMS }, () => ({ ended: true, error: undefined, last: true, lastEvent: undefined })),
     );
   });

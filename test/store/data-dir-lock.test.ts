@@ -86,7 +86,8 @@ beforeAll(async () => {
   lockModule = join(workDir, 'data-dir-lock.mjs');
   writeFileSync(
     lockModule,
-    ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText,
+    ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } })
+      .outputText,
   );
   // A pid that certainly belonged to a process and is now dead.
   const child = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });

@@ -49,7 +49,9 @@ describe('domain indexes (migration 002)', () => {
   });
 
   it('answers "names one label under x" from the parent_name index, not a scan', async () => {
-    const p = await plan(sql`select module_instance_id from domains d where d.parent_name = ${'p7.bulk.example'} and d.domain_name <> ${'*.p7.bulk.example'} limit 1`);
+    const p = await plan(
+      sql`select module_instance_id from domains d where d.parent_name = ${'p7.bulk.example'} and d.domain_name <> ${'*.p7.bulk.example'} limit 1`,
+    );
     expect(p).toMatch(/domains_parent_name_idx/);
     expect(p).not.toMatch(/Seq Scan/);
   });

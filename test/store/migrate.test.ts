@@ -27,7 +27,11 @@ describe('migrations', () => {
     const replicas = await Promise.all([1, 2, 3].map(() => openStore(fresh.target)));
     try {
       const applied = await Promise.all(replicas.map((r) => migrate(r)));
-      expect(applied.flat().sort()).toEqual(loadMigrations().map((m) => m.name).sort());
+      expect(applied.flat().sort()).toEqual(
+        loadMigrations()
+          .map((m) => m.name)
+          .sort(),
+      );
       const rows = await sql<{ n: number }>`select count(*)::int as n from berth_migrations`.execute(replicas[0]!.db);
       expect(rows.rows[0]!.n).toBe(loadMigrations().length);
     } finally {
@@ -39,9 +43,14 @@ describe('migrations', () => {
   it('roll back a failing migration whole', async () => {
     const store = stores[0]!;
     await expect(
-      migrate(store, [...loadMigrations(), { name: '999_broken.sql', text: 'create table half_done (id int);\nselect * from no_such_table;' }]),
+      migrate(store, [
+        ...loadMigrations(),
+        { name: '999_broken.sql', text: 'create table half_done (id int);\nselect * from no_such_table;' },
+      ]),
     ).rejects.toThrow(/999_broken\.sql/);
-    const t = await sql<{ n: number }>`select count(*)::int as n from information_schema.tables where table_name = 'half_done'`.execute(store.db);
+    const t = await sql<{
+      n: number;
+    }>`select count(*)::int as n from information_schema.tables where table_name = 'half_done'`.execute(store.db);
     expect(t.rows[0]!.n).toBe(0);
     expect(await migrate(store)).toEqual([]);
   });

@@ -42,7 +42,10 @@ async function terminate(condition: string, values: unknown[]): Promise<number> 
     values,
   );
   const pids = rows.map((r) => r.pid);
-  const done = await admin.query<{ ok: boolean }>('select pg_terminate_backend(pid) as ok from unnest($1::int[]) as pid', [pids]);
+  const done = await admin.query<{ ok: boolean }>(
+    'select pg_terminate_backend(pid) as ok from unnest($1::int[]) as pid',
+    [pids],
+  );
   return done.rows.filter((r) => r.ok).length;
 }
 
@@ -98,7 +101,9 @@ describe.runIf(onPostgres)('errors of idle PostgreSQL connections', { timeout: 6
 
   it('reach the onPoolError of openConfiguredStore', async () => {
     const errors: Error[] = [];
-    const opened = await openConfiguredStore(loadConfig({ DATABASE_URL: database.url! }), { onPoolError: (e) => errors.push(e) });
+    const opened = await openConfiguredStore(loadConfig({ DATABASE_URL: database.url! }), {
+      onPoolError: (e) => errors.push(e),
+    });
     try {
       const pid = await idleBackendPid(opened.store);
       await terminate('pid = $1', [pid]);

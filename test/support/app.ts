@@ -40,7 +40,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const app = await buildApp({ config, store, services });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
 
-  const request = <T>(method: string, path: string, opts: RequestOptions = {}) => httpRequest<T>(url, method, path, opts);
+  const request = <T>(method: string, path: string, opts: RequestOptions = {}) =>
+    httpRequest<T>(url, method, path, opts);
 
   return {
     app,

@@ -1,7 +1,16 @@
 import { expect } from 'vitest';
 import type { TestResponse } from './app.js';
 
-const ERROR_KEYS = new Set(['code', 'message', 'description', 'action', 'details', 'isInternal', 'metadata', 'requestId']);
+const ERROR_KEYS = new Set([
+  'code',
+  'message',
+  'description',
+  'action',
+  'details',
+  'isInternal',
+  'metadata',
+  'requestId',
+]);
 
 /** The response is the spec's error object, exactly, with this status and code. */
 export function expectError(res: TestResponse, status: number, code?: string): void {

@@ -35,13 +35,7 @@ import {
 import { AssumeRoleCommand, GetCallerIdentityCommand, STSClient, STSServiceException } from '@aws-sdk/client-sts';
 import { ConfiguredRetryStrategy } from '@smithy/core/retry';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  AwsError,
-  FAKE_CREDENTIALS,
-  type FakeAws,
-  formatInsightsTimestamp,
-  startFakeAws,
-} from './fake-aws/index.js';
+import { AwsError, FAKE_CREDENTIALS, type FakeAws, formatInsightsTimestamp, startFakeAws } from './fake-aws/index.js';
 
 const T0 = Date.UTC(2024, 0, 15, 12, 0, 0); // 2024-01-15T12:00:00.000Z
 
@@ -58,9 +52,12 @@ function base(): { endpoint: string; region: string; credentials: typeof FAKE_CR
   return { endpoint: aws.endpoint, region: 'us-east-1', credentials: FAKE_CREDENTIALS, maxAttempts: 1 };
 }
 /** Standard retries with 3 attempts and a 5 ms backoff, so throttling tests stay fast. */
-const fastRetries = (): { retryStrategy: ConfiguredRetryStrategy } => ({ retryStrategy: new ConfiguredRetryStrategy(3, 5) });
+const fastRetries = (): { retryStrategy: ConfiguredRetryStrategy } => ({
+  retryStrategy: new ConfiguredRetryStrategy(3, 5),
+});
 
-const logsClient = (extra: object = {}): CloudWatchLogsClient => track(new CloudWatchLogsClient({ ...base(), ...extra }));
+const logsClient = (extra: object = {}): CloudWatchLogsClient =>
+  track(new CloudWatchLogsClient({ ...base(), ...extra }));
 const acmClient = (): ACMClient => track(new ACMClient(base()));
 const r53Client = (extra: object = {}): Route53Client => track(new Route53Client({ ...base(), ...extra }));
 const stsClient = (): STSClient => track(new STSClient(base()));
@@ -126,11 +123,17 @@ describe('CloudWatch Logs: FilterLogEvents', () => {
   it('selects streams by names or prefix, and times in ms with both ends inclusive', async () => {
     seed();
     const c = logsClient();
-    const byNames = await c.send(new FilterLogEventsCommand({ logGroupName: '/app/web', logStreamNames: ['web/main/task-2'] }));
+    const byNames = await c.send(
+      new FilterLogEventsCommand({ logGroupName: '/app/web', logStreamNames: ['web/main/task-2'] }),
+    );
     expect(byNames.events?.map((e) => e.message)).toEqual(['b1 ERROR boom', 'b2']);
-    const byPrefix = await c.send(new FilterLogEventsCommand({ logGroupName: '/app/web', logStreamNamePrefix: 'web/main/task-1' }));
+    const byPrefix = await c.send(
+      new FilterLogEventsCommand({ logGroupName: '/app/web', logStreamNamePrefix: 'web/main/task-1' }),
+    );
     expect(byPrefix.events?.map((e) => e.message)).toEqual(['a1', 'a2 ERROR']);
-    const window = await c.send(new FilterLogEventsCommand({ logGroupName: '/app/web', startTime: T0 + 10, endTime: T0 + 20 }));
+    const window = await c.send(
+      new FilterLogEventsCommand({ logGroupName: '/app/web', startTime: T0 + 10, endTime: T0 + 20 }),
+    );
     expect(window.events?.map((e) => e.message)).toEqual(['a1', 'b2']);
     const byArn = await c.send(
       new FilterLogEventsCommand({ logGroupIdentifier: 'arn:aws:logs:us-east-1:123456789012:log-group:/app/other:*' }),
@@ -145,7 +148,11 @@ describe('CloudWatch Logs: FilterLogEvents', () => {
       c.send(new FilterLogEventsCommand({ logGroupName: '/app/web', logStreamNames: ['a'], logStreamNamePrefix: 'a' })),
     );
     expect(both).toBeInstanceOf(InvalidParameterException);
-    expect(both).toMatchObject({ name: 'InvalidParameterException', $fault: 'client', $metadata: { httpStatusCode: 400 } });
+    expect(both).toMatchObject({
+      name: 'InvalidParameterException',
+      $fault: 'client',
+      $metadata: { httpStatusCode: 400 },
+    });
     const missing = await caught(c.send(new FilterLogEventsCommand({ logGroupName: '/nope' })));
     expect(missing).toBeInstanceOf(ResourceNotFoundException);
     expect((missing as Error).message).toBe('The specified log group does not exist.');
@@ -172,10 +179,17 @@ describe('CloudWatch Logs: FilterLogEvents', () => {
     aws.logs.putLogEvents('/g', 's1', [{ timestamp: T0, message: 'first' }, ...same.slice(0, 3)]);
     aws.logs.putLogEvents('/g', 's2', [...same.slice(3), { timestamp: T0 + 200, message: 'last' }]);
     const pages: FilterLogEventsCommandOutput[] = [];
-    for await (const page of paginateFilterLogEvents({ client: logsClient() }, { logGroupName: '/g' })) pages.push(page);
+    for await (const page of paginateFilterLogEvents({ client: logsClient() }, { logGroupName: '/g' }))
+      pages.push(page);
     expect(pages.map((p) => p.events?.length)).toEqual([3, 3, 1]);
     expect(pages.flatMap((p) => p.events ?? []).map((e) => e.message)).toEqual([
-      'first', 'same-0', 'same-1', 'same-2', 'same-3', 'same-4', 'last',
+      'first',
+      'same-0',
+      'same-1',
+      'same-2',
+      'same-3',
+      'same-4',
+      'last',
     ]);
     expect(pages[0]?.nextToken).toEqual(expect.any(String));
     expect(aws.callsTo('FilterLogEvents').map((c) => c.input.nextToken === undefined)).toEqual([true, false, false]);
@@ -203,7 +217,9 @@ describe('CloudWatch Logs: FilterLogEvents', () => {
 
   it('rejects a garbage nextToken', async () => {
     aws.logs.createLogGroup('/g');
-    const err = await caught(logsClient().send(new FilterLogEventsCommand({ logGroupName: '/g', nextToken: 'garbage' })));
+    const err = await caught(
+      logsClient().send(new FilterLogEventsCommand({ logGroupName: '/g', nextToken: 'garbage' })),
+    );
     expect(err).toBeInstanceOf(InvalidParameterException);
   });
 
@@ -277,7 +293,9 @@ describe('CloudWatch Logs: Logs Insights', () => {
       pollsBeforeFinal: 2,
     });
     const c = logsClient();
-    const ok = await c.send(new StartQueryCommand({ logGroupName: '/a', startTime: 1, endTime: 2, queryString: 'fields x' }));
+    const ok = await c.send(
+      new StartQueryCommand({ logGroupName: '/a', startTime: 1, endTime: 2, queryString: 'fields x' }),
+    );
     const statuses: Array<string | undefined> = [];
     let out;
     do {
@@ -288,7 +306,9 @@ describe('CloudWatch Logs: Logs Insights', () => {
     expect(out.results).toEqual([[{ field: 'q', value: 'fields x' }]]);
     expect(out.statistics?.recordsMatched).toBe(10);
 
-    const bad = await c.send(new StartQueryCommand({ logGroupName: '/a', startTime: 1, endTime: 2, queryString: 'fail' }));
+    const bad = await c.send(
+      new StartQueryCommand({ logGroupName: '/a', startTime: 1, endTime: 2, queryString: 'fail' }),
+    );
     for (let i = 0; i < 2; i++) await c.send(new GetQueryResultsCommand({ queryId: bad.queryId }));
     const failed = await c.send(new GetQueryResultsCommand({ queryId: bad.queryId }));
     expect(failed.status).toBe('Failed');
@@ -301,7 +321,9 @@ describe('CloudWatch Logs: Logs Insights', () => {
       throw new AwsError('MalformedQueryException', 'unexpected symbol');
     };
     const err = await caught(
-      logsClient().send(new StartQueryCommand({ logGroupName: '/a', startTime: 1, endTime: 2, queryString: 'fields |' })),
+      logsClient().send(
+        new StartQueryCommand({ logGroupName: '/a', startTime: 1, endTime: 2, queryString: 'fields |' }),
+      ),
     );
     expect(err).toMatchObject({ name: 'MalformedQueryException', message: 'unexpected symbol' });
   });
@@ -311,29 +333,41 @@ describe('CloudWatch Logs: Logs Insights', () => {
     for (const g of groups) aws.logs.createLogGroup(g);
     const c = logsClient();
     const tooMany = await caught(
-      c.send(new StartQueryCommand({ logGroupNames: groups, startTime: 1, endTime: 2, queryString: 'fields @message' })),
+      c.send(
+        new StartQueryCommand({ logGroupNames: groups, startTime: 1, endTime: 2, queryString: 'fields @message' }),
+      ),
     );
     expect(tooMany).toBeInstanceOf(InvalidParameterException);
     expect(aws.logs.queries()).toEqual([]);
-    await c.send(new StartQueryCommand({ logGroupNames: groups.slice(0, 50), startTime: 1, endTime: 2, queryString: 'x' }));
+    await c.send(
+      new StartQueryCommand({ logGroupNames: groups.slice(0, 50), startTime: 1, endTime: 2, queryString: 'x' }),
+    );
 
-    const missing = await caught(c.send(new StartQueryCommand({ logGroupNames: ['/nope'], startTime: 1, endTime: 2, queryString: 'x' })));
+    const missing = await caught(
+      c.send(new StartQueryCommand({ logGroupNames: ['/nope'], startTime: 1, endTime: 2, queryString: 'x' })),
+    );
     expect(missing).toBeInstanceOf(ResourceNotFoundException);
 
     aws.logs.options.maxConcurrentQueries = 2;
     await c.send(new StartQueryCommand({ logGroupName: '/g/0', startTime: 1, endTime: 2, queryString: 'x' }));
-    const limit = await caught(c.send(new StartQueryCommand({ logGroupName: '/g/0', startTime: 1, endTime: 2, queryString: 'x' })));
+    const limit = await caught(
+      c.send(new StartQueryCommand({ logGroupName: '/g/0', startTime: 1, endTime: 2, queryString: 'x' })),
+    );
     expect(limit).toBeInstanceOf(LimitExceededException);
   });
 
   it('StopQuery cancels a running query; unknown ids are ResourceNotFoundException', async () => {
     aws.logs.createLogGroup('/a');
     const c = logsClient();
-    const { queryId } = await c.send(new StartQueryCommand({ logGroupName: '/a', startTime: 1, endTime: 2, queryString: 'x' }));
+    const { queryId } = await c.send(
+      new StartQueryCommand({ logGroupName: '/a', startTime: 1, endTime: 2, queryString: 'x' }),
+    );
     expect((await c.send(new StopQueryCommand({ queryId }))).success).toBe(true);
     expect((await c.send(new GetQueryResultsCommand({ queryId }))).status).toBe('Cancelled');
     expect(await caught(c.send(new StopQueryCommand({ queryId })))).toBeInstanceOf(InvalidParameterException);
-    expect(await caught(c.send(new GetQueryResultsCommand({ queryId: 'nope' })))).toBeInstanceOf(ResourceNotFoundException);
+    expect(await caught(c.send(new GetQueryResultsCommand({ queryId: 'nope' })))).toBeInstanceOf(
+      ResourceNotFoundException,
+    );
     expect(aws.callsTo('StopQuery').map((x) => x.input)).toEqual([{ queryId }, { queryId }]);
   });
 
@@ -343,7 +377,9 @@ describe('CloudWatch Logs: Logs Insights', () => {
     const p1 = await c.send(new DescribeLogGroupsCommand({ logGroupNamePrefix: '/app/', limit: 2 }));
     expect(p1.logGroups?.map((g) => g.logGroupName)).toEqual(['/app/a', '/app/b']);
     expect(p1.logGroups?.[0]?.arn).toBe('arn:aws:logs:us-east-1:123456789012:log-group:/app/a:*');
-    const p2 = await c.send(new DescribeLogGroupsCommand({ logGroupNamePrefix: '/app/', limit: 2, nextToken: p1.nextToken }));
+    const p2 = await c.send(
+      new DescribeLogGroupsCommand({ logGroupNamePrefix: '/app/', limit: 2, nextToken: p1.nextToken }),
+    );
     expect(p2.logGroups?.map((g) => g.logGroupName)).toEqual(['/app/c']);
     expect(p2.nextToken).toBeUndefined();
   });
@@ -398,10 +434,18 @@ describe('ACM', () => {
     aws.acm.options.recordHiddenForDescribes = 1;
     const c = acmClient();
     const { CertificateArn } = await c.send(
-      new RequestCertificateCommand({ DomainName: 'shop.example.org', ValidationMethod: 'DNS', IdempotencyToken: 'tok1' }),
+      new RequestCertificateCommand({
+        DomainName: 'shop.example.org',
+        ValidationMethod: 'DNS',
+        IdempotencyToken: 'tok1',
+      }),
     );
     const again = await c.send(
-      new RequestCertificateCommand({ DomainName: 'shop.example.org', ValidationMethod: 'DNS', IdempotencyToken: 'tok1' }),
+      new RequestCertificateCommand({
+        DomainName: 'shop.example.org',
+        ValidationMethod: 'DNS',
+        IdempotencyToken: 'tok1',
+      }),
     );
     expect(again.CertificateArn).toBe(CertificateArn);
     const d1 = await c.send(new DescribeCertificateCommand({ CertificateArn }));
@@ -416,11 +460,14 @@ describe('ACM', () => {
     aws.acm.addCertificate({ domainName: 'b.example.org', status: 'ISSUED' });
     aws.acm.addCertificate({ domainName: 'c.example.org', status: 'ISSUED' });
     const page1 = await c.send(new ListCertificatesCommand({ CertificateStatuses: ['ISSUED'], MaxItems: 1 }));
-    const page2 = await c.send(new ListCertificatesCommand({ CertificateStatuses: ['ISSUED'], MaxItems: 1, NextToken: page1.NextToken }));
-    expect([...(page1.CertificateSummaryList ?? []), ...(page2.CertificateSummaryList ?? [])].map((s) => s.DomainName).sort()).toEqual([
-      'b.example.org',
-      'c.example.org',
-    ]);
+    const page2 = await c.send(
+      new ListCertificatesCommand({ CertificateStatuses: ['ISSUED'], MaxItems: 1, NextToken: page1.NextToken }),
+    );
+    expect(
+      [...(page1.CertificateSummaryList ?? []), ...(page2.CertificateSummaryList ?? [])]
+        .map((s) => s.DomainName)
+        .sort(),
+    ).toEqual(['b.example.org', 'c.example.org']);
     expect(page2.NextToken).toBeUndefined();
   });
 });
@@ -437,18 +484,32 @@ describe('Route 53', () => {
           Changes: [
             {
               Action: 'UPSERT',
-              ResourceRecordSet: { Name: '_abc.App.example.com', Type: 'CNAME', TTL: 300, ResourceRecords: [{ Value: '_def.acm-validations.aws.' }] },
+              ResourceRecordSet: {
+                Name: '_abc.App.example.com',
+                Type: 'CNAME',
+                TTL: 300,
+                ResourceRecords: [{ Value: '_def.acm-validations.aws.' }],
+              },
             },
             {
               Action: 'CREATE',
-              ResourceRecordSet: { Name: 'example.com.', Type: 'TXT', TTL: 60, ResourceRecords: [{ Value: '"berth-verify=1 <&>"' }] },
+              ResourceRecordSet: {
+                Name: 'example.com.',
+                Type: 'TXT',
+                TTL: 60,
+                ResourceRecords: [{ Value: '"berth-verify=1 <&>"' }],
+              },
             },
             {
               Action: 'CREATE',
               ResourceRecordSet: {
                 Name: '*.example.com',
                 Type: 'A',
-                AliasTarget: { HostedZoneId: '/hostedzone/Z35SXDOTRQ7X7K', DNSName: 'lb.elb.amazonaws.com', EvaluateTargetHealth: false },
+                AliasTarget: {
+                  HostedZoneId: '/hostedzone/Z35SXDOTRQ7X7K',
+                  DNSName: 'lb.elb.amazonaws.com',
+                  EvaluateTargetHealth: false,
+                },
               },
             },
           ],
@@ -472,7 +533,9 @@ describe('Route 53', () => {
     const recorded = aws.callsTo('ChangeResourceRecordSets')[0]?.input;
     expect(recorded).toMatchObject({
       HostedZoneId: zoneId,
-      ChangeBatch: { Changes: [{ Action: 'UPSERT', ResourceRecordSet: { Name: '_abc.App.example.com', TTL: 300 } }, {}, {}] },
+      ChangeBatch: {
+        Changes: [{ Action: 'UPSERT', ResourceRecordSet: { Name: '_abc.App.example.com', TTL: 300 } }, {}, {}],
+      },
     });
 
     const g1 = await c.send(new GetChangeCommand({ Id: out.ChangeInfo?.Id }));
@@ -494,7 +557,15 @@ describe('Route 53', () => {
         HostedZoneId: zoneId,
         ChangeBatch: {
           Changes: [
-            { Action: 'DELETE', ResourceRecordSet: { Name: '_abc.app.example.com.', Type: 'CNAME', TTL: 300, ResourceRecords: [{ Value: '_def.acm-validations.aws.' }] } },
+            {
+              Action: 'DELETE',
+              ResourceRecordSet: {
+                Name: '_abc.app.example.com.',
+                Type: 'CNAME',
+                TTL: 300,
+                ResourceRecords: [{ Value: '_def.acm-validations.aws.' }],
+              },
+            },
           ],
         },
       }),
@@ -507,16 +578,35 @@ describe('Route 53', () => {
     const c = r53Client();
     const cname = (action: 'CREATE' | 'DELETE', value: string) => ({
       Action: action,
-      ResourceRecordSet: { Name: 'www.example.com', Type: 'CNAME' as const, TTL: 60, ResourceRecords: [{ Value: value }] },
+      ResourceRecordSet: {
+        Name: 'www.example.com',
+        Type: 'CNAME' as const,
+        TTL: 60,
+        ResourceRecords: [{ Value: value }],
+      },
     });
-    await c.send(new ChangeResourceRecordSetsCommand({ HostedZoneId: zoneId, ChangeBatch: { Changes: [cname('CREATE', 'a.')] } }));
+    await c.send(
+      new ChangeResourceRecordSetsCommand({ HostedZoneId: zoneId, ChangeBatch: { Changes: [cname('CREATE', 'a.')] } }),
+    );
     const dup = await caught(
-      c.send(new ChangeResourceRecordSetsCommand({ HostedZoneId: zoneId, ChangeBatch: { Changes: [cname('CREATE', 'b.')] } })),
+      c.send(
+        new ChangeResourceRecordSetsCommand({
+          HostedZoneId: zoneId,
+          ChangeBatch: { Changes: [cname('CREATE', 'b.')] },
+        }),
+      ),
     );
     expect(dup).toBeInstanceOf(InvalidChangeBatch);
-    expect((dup as Error).message).toBe("[Tried to create resource record set [name='www.example.com.', type='CNAME'] but it already exists]");
+    expect((dup as Error).message).toBe(
+      "[Tried to create resource record set [name='www.example.com.', type='CNAME'] but it already exists]",
+    );
     const mismatch = await caught(
-      c.send(new ChangeResourceRecordSetsCommand({ HostedZoneId: zoneId, ChangeBatch: { Changes: [cname('DELETE', 'b.')] } })),
+      c.send(
+        new ChangeResourceRecordSetsCommand({
+          HostedZoneId: zoneId,
+          ChangeBatch: { Changes: [cname('DELETE', 'b.')] },
+        }),
+      ),
     );
     expect(mismatch).toBeInstanceOf(InvalidChangeBatch);
     const outside = await caught(
@@ -525,8 +615,14 @@ describe('Route 53', () => {
           HostedZoneId: zoneId,
           ChangeBatch: {
             Changes: [
-              { Action: 'UPSERT', ResourceRecordSet: { Name: 'ok.example.com', Type: 'TXT', TTL: 1, ResourceRecords: [{ Value: '"x"' }] } },
-              { Action: 'UPSERT', ResourceRecordSet: { Name: 'www.other.org', Type: 'TXT', TTL: 1, ResourceRecords: [{ Value: '"x"' }] } },
+              {
+                Action: 'UPSERT',
+                ResourceRecordSet: { Name: 'ok.example.com', Type: 'TXT', TTL: 1, ResourceRecords: [{ Value: '"x"' }] },
+              },
+              {
+                Action: 'UPSERT',
+                ResourceRecordSet: { Name: 'www.other.org', Type: 'TXT', TTL: 1, ResourceRecords: [{ Value: '"x"' }] },
+              },
             ],
           },
         }),
@@ -536,10 +632,18 @@ describe('Route 53', () => {
     expect(aws.route53.findRecord('ok.example.com', 'TXT')).toBeUndefined(); // batches are atomic
 
     const noZone = await caught(
-      c.send(new ChangeResourceRecordSetsCommand({ HostedZoneId: '/hostedzone/ZNOPE', ChangeBatch: { Changes: [cname('CREATE', 'a.')] } })),
+      c.send(
+        new ChangeResourceRecordSetsCommand({
+          HostedZoneId: '/hostedzone/ZNOPE',
+          ChangeBatch: { Changes: [cname('CREATE', 'a.')] },
+        }),
+      ),
     );
     expect(noZone).toBeInstanceOf(NoSuchHostedZone);
-    expect(noZone).toMatchObject({ $metadata: { httpStatusCode: 404 }, message: 'No hosted zone found with ID: ZNOPE' });
+    expect(noZone).toMatchObject({
+      $metadata: { httpStatusCode: 404 },
+      message: 'No hosted zone found with ID: ZNOPE',
+    });
     expect(await caught(c.send(new GetChangeCommand({ Id: '/change/CNOPE' })))).toBeInstanceOf(NoSuchChange);
   });
 
@@ -549,7 +653,19 @@ describe('Route 53', () => {
     const out = await r53Client(fastRetries()).send(
       new ChangeResourceRecordSetsCommand({
         HostedZoneId: zoneId,
-        ChangeBatch: { Changes: [{ Action: 'UPSERT', ResourceRecordSet: { Name: 'a.example.com', Type: 'A', TTL: 60, ResourceRecords: [{ Value: '192.0.2.1' }] } }] },
+        ChangeBatch: {
+          Changes: [
+            {
+              Action: 'UPSERT',
+              ResourceRecordSet: {
+                Name: 'a.example.com',
+                Type: 'A',
+                TTL: 60,
+                ResourceRecords: [{ Value: '192.0.2.1' }],
+              },
+            },
+          ],
+        },
       }),
     );
     expect(out.$metadata.attempts).toBe(2);
@@ -562,26 +678,40 @@ describe('STS', () => {
     const roleArn = 'arn:aws:iam::210987654321:role/berth-reader';
     aws.sts.requireExternalId(roleArn, 'ext-1');
     const sts = stsClient();
-    const out = await sts.send(new AssumeRoleCommand({ RoleArn: roleArn, RoleSessionName: 'berth', ExternalId: 'ext-1' }));
+    const out = await sts.send(
+      new AssumeRoleCommand({ RoleArn: roleArn, RoleSessionName: 'berth', ExternalId: 'ext-1' }),
+    );
     expect(out.Credentials?.AccessKeyId).toMatch(/^ASIA/);
     expect(out.Credentials?.Expiration).toBeInstanceOf(Date);
     expect(out.AssumedRoleUser?.Arn).toBe('arn:aws:sts::210987654321:assumed-role/berth-reader/berth');
-    expect(aws.callsTo('AssumeRole')[0]?.input).toEqual({ RoleArn: roleArn, RoleSessionName: 'berth', ExternalId: 'ext-1' });
+    expect(aws.callsTo('AssumeRole')[0]?.input).toEqual({
+      RoleArn: roleArn,
+      RoleSessionName: 'berth',
+      ExternalId: 'ext-1',
+    });
 
     const creds = out.Credentials;
     if (!creds?.AccessKeyId || !creds.SecretAccessKey) throw new Error('no credentials');
     aws.logs.createLogGroup('/g');
     const assumed = logsClient({
-      credentials: { accessKeyId: creds.AccessKeyId, secretAccessKey: creds.SecretAccessKey, sessionToken: creds.SessionToken },
+      credentials: {
+        accessKeyId: creds.AccessKeyId,
+        secretAccessKey: creds.SecretAccessKey,
+        sessionToken: creds.SessionToken,
+      },
     });
     await assumed.send(new FilterLogEventsCommand({ logGroupName: '/g' }));
     const call = aws.callsTo('FilterLogEvents')[0];
     expect(aws.sts.credentialsFor(call?.accessKeyId)?.roleArn).toBe(roleArn);
 
-    const who = await track(new STSClient({ ...base(), credentials: assumed.config.credentials })).send(new GetCallerIdentityCommand({}));
+    const who = await track(new STSClient({ ...base(), credentials: assumed.config.credentials })).send(
+      new GetCallerIdentityCommand({}),
+    );
     expect(who.Account).toBe('210987654321');
 
-    const denied = await caught(sts.send(new AssumeRoleCommand({ RoleArn: roleArn, RoleSessionName: 'berth', ExternalId: 'wrong' })));
+    const denied = await caught(
+      sts.send(new AssumeRoleCommand({ RoleArn: roleArn, RoleSessionName: 'berth', ExternalId: 'wrong' })),
+    );
     expect(denied).toBeInstanceOf(STSServiceException);
     expect(denied).toMatchObject({ name: 'AccessDenied', $metadata: { httpStatusCode: 403 } });
   });
@@ -611,7 +741,9 @@ describe('fault injection', () => {
     expect(err).toMatchObject({ message: 'Rate exceeded', $metadata: { attempts: 3, httpStatusCode: 400 } });
     expect(aws.callsTo('FilterLogEvents')).toHaveLength(3);
     // Two injected failures are left for the next calls.
-    expect(await caught(logsClient().send(new FilterLogEventsCommand({ logGroupName: '/g' })))).toBeInstanceOf(ThrottlingException);
+    expect(await caught(logsClient().send(new FilterLogEventsCommand({ logGroupName: '/g' })))).toBeInstanceOf(
+      ThrottlingException,
+    );
   });
 
   it('injects arbitrary codes and statuses; 5xx are retried, client errors are not', async () => {
@@ -622,7 +754,9 @@ describe('fault injection', () => {
     expect(aws.callsTo('StartQuery').map((x) => x.status)).toEqual([503, 200]);
 
     aws.failNext('StartQuery', { code: 'ServiceUnavailableException' });
-    const unavailable = await caught(logsClient().send(new StartQueryCommand({ logGroupName: '/g', startTime: 1, endTime: 2, queryString: 'x' })));
+    const unavailable = await caught(
+      logsClient().send(new StartQueryCommand({ logGroupName: '/g', startTime: 1, endTime: 2, queryString: 'x' })),
+    );
     expect(unavailable).toBeInstanceOf(ServiceUnavailableException);
     expect(unavailable).toMatchObject({ $fault: 'server', $metadata: { httpStatusCode: 503 } });
 
@@ -646,7 +780,9 @@ describe('fault injection', () => {
     expect(Date.now() - t).toBeGreaterThanOrEqual(100);
 
     aws.delay('FilterLogEvents', 60_000);
-    const err = await caught(c.send(new FilterLogEventsCommand({ logGroupName: '/g' }), { abortSignal: AbortSignal.timeout(100) }));
+    const err = await caught(
+      c.send(new FilterLogEventsCommand({ logGroupName: '/g' }), { abortSignal: AbortSignal.timeout(100) }),
+    );
     expect(err).toMatchObject({ name: 'AbortError' });
     aws.clearFaults();
     await c.send(new FilterLogEventsCommand({ logGroupName: '/g' }));

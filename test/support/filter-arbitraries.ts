@@ -2,7 +2,7 @@
 // in: normally the vocabulary of its own generated rows, so that predicates match some rows.
 import fc from 'fast-check';
 import { RE2JS } from 're2js';
-import type { FilterLeaf, FilterNode, FilterScalar } from '../../src/logs/filter-tree/schema.js';
+import type { FilterLeaf, FilterNode, FilterScalar } from '../../src/core/filter-tree/schema.js';
 /** DESIGN §6's levels, written out: the reliability suite uses these arbitraries and must not load src/ at run time. */
 const LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'FATAL', 'UNKNOWN'] as const;
 
@@ -42,36 +42,75 @@ export function filterArbitraries(vocabulary: FilterVocabulary): FilterArbitrari
   const { words, fragments, strings, numbers, fieldPaths, streams, regex } = vocabulary;
   const maxRegexLength = regex.maxLength ?? Infinity;
 
-  const regexArb = fc.oneof({ weight: regex.sourceWeight, arbitrary: regex.source }, { weight: 1, arbitrary: fc.constantFrom(...regex.nonSubset) }).filter((r) => {
-    try {
-      RE2JS.compile(r);
-      return r.length <= maxRegexLength;
-    } catch {
-      return false;
-    }
-  });
+  const regexArb = fc
+    .oneof(
+      { weight: regex.sourceWeight, arbitrary: regex.source },
+      { weight: 1, arbitrary: fc.constantFrom(...regex.nonSubset) },
+    )
+    .filter((r) => {
+      try {
+        RE2JS.compile(r);
+        return r.length <= maxRegexLength;
+      } catch {
+        return false;
+      }
+    });
 
-  const textValue = fc.oneof(fc.constantFrom(...words, ...fragments), fc.array(fc.constantFrom(...words), { maxLength: 3 }).map((w) => w.join('')));
-  const filterScalar: fc.Arbitrary<FilterScalar> = fc.oneof(fc.constantFrom(...strings), fc.constantFrom(...numbers), fc.constantFrom(true, false, null));
+  const textValue = fc.oneof(
+    fc.constantFrom(...words, ...fragments),
+    fc.array(fc.constantFrom(...words), { maxLength: 3 }).map((w) => w.join('')),
+  );
+  const filterScalar: fc.Arbitrary<FilterScalar> = fc.oneof(
+    fc.constantFrom(...strings),
+    fc.constantFrom(...numbers),
+    fc.constantFrom(true, false, null),
+  );
   const fieldPath = fc.constantFrom(...fieldPaths);
 
   const leafArb: fc.Arbitrary<FilterLeaf> = fc.oneof(
     fc.subarray([...LEVELS], { minLength: 1 }).map((levels) => ({ kind: 'level' as const, levels })),
     fc.record(
-      { kind: fc.constant('text' as const), op: fc.constantFrom('contains' as const, 'equals' as const, 'startsWith' as const), value: textValue, caseSensitive: fc.boolean() },
+      {
+        kind: fc.constant('text' as const),
+        op: fc.constantFrom('contains' as const, 'equals' as const, 'startsWith' as const),
+        value: textValue,
+        caseSensitive: fc.boolean(),
+      },
       { requiredKeys: ['kind', 'op', 'value'] },
     ),
-    fc.record({ kind: fc.constant('text' as const), op: fc.constant('regex' as const), value: regexArb, caseSensitive: fc.boolean() }, { requiredKeys: ['kind', 'op', 'value'] }),
+    fc.record(
+      {
+        kind: fc.constant('text' as const),
+        op: fc.constant('regex' as const),
+        value: regexArb,
+        caseSensitive: fc.boolean(),
+      },
+      { requiredKeys: ['kind', 'op', 'value'] },
+    ),
     fc.record({ kind: fc.constant('field' as const), path: fieldPath, op: fc.constant('exists' as const) }),
-    fc.record({ kind: fc.constant('field' as const), path: fieldPath, op: fc.constantFrom('eq' as const, 'neq' as const, 'contains' as const), value: filterScalar }),
+    fc.record({
+      kind: fc.constant('field' as const),
+      path: fieldPath,
+      op: fc.constantFrom('eq' as const, 'neq' as const, 'contains' as const),
+      value: filterScalar,
+    }),
     fc.record({
       kind: fc.constant('field' as const),
       path: fieldPath,
       op: fc.constantFrom('gt' as const, 'gte' as const, 'lt' as const, 'lte' as const),
       value: filterScalar.filter((v): v is string | number => typeof v === 'string' || typeof v === 'number'),
     }),
-    fc.record({ kind: fc.constant('field' as const), path: fieldPath, op: fc.constant('in' as const), value: fc.array(filterScalar, { minLength: 1, maxLength: 4 }) }),
-    fc.record({ kind: fc.constant('stream' as const), op: fc.constantFrom('equals' as const, 'prefix' as const), value: fc.constantFrom(...streams) }),
+    fc.record({
+      kind: fc.constant('field' as const),
+      path: fieldPath,
+      op: fc.constant('in' as const),
+      value: fc.array(filterScalar, { minLength: 1, maxLength: 4 }),
+    }),
+    fc.record({
+      kind: fc.constant('stream' as const),
+      op: fc.constantFrom('equals' as const, 'prefix' as const),
+      value: fc.constantFrom(...streams),
+    }),
   );
 
   const treeArb: fc.Arbitrary<FilterNode> = fc.letrec<{ node: FilterNode }>((tie) => ({
@@ -79,7 +118,10 @@ export function filterArbitraries(vocabulary: FilterVocabulary): FilterArbitrari
       { depthSize: 'small', maxDepth: 4, withCrossShrink: true },
       leafArb,
       fc.constant({ kind: 'all' as const }),
-      fc.record({ kind: fc.constantFrom('and' as const, 'or' as const), nodes: fc.array(tie('node'), { minLength: 1, maxLength: 3 }) }),
+      fc.record({
+        kind: fc.constantFrom('and' as const, 'or' as const),
+        nodes: fc.array(tie('node'), { minLength: 1, maxLength: 3 }),
+      }),
       fc.record({ kind: fc.constant('not' as const), node: tie('node') }),
     ),
   })).node;

@@ -14,7 +14,12 @@ export interface RequestOptions {
 }
 
 /** One request over HTTP to `baseUrl`; the body is parsed as JSON when it is JSON. */
-export async function httpRequest<T = any>(baseUrl: string, method: string, path: string, opts: RequestOptions = {}): Promise<TestResponse<T>> {
+export async function httpRequest<T = any>(
+  baseUrl: string,
+  method: string,
+  path: string,
+  opts: RequestOptions = {},
+): Promise<TestResponse<T>> {
   const headers: Record<string, string> = { ...opts.headers };
   if (opts.token !== undefined) headers.authorization = `Bearer ${opts.token}`;
   let body: string | Buffer | undefined = opts.rawBody;

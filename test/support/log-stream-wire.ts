@@ -48,7 +48,12 @@ export function streamQuery(params: Params): string {
 }
 
 /** Opens GET /cloud/logs/stream with a plain fetch and parses SSE frames as they arrive. */
-export async function openSse(baseUrl: string, token: string, params: Params, headers: Record<string, string> = {}): Promise<SseReader> {
+export async function openSse(
+  baseUrl: string,
+  token: string,
+  params: Params,
+  headers: Record<string, string> = {},
+): Promise<SseReader> {
   const abort = new AbortController();
   const res = await fetch(`${baseUrl}/cloud/logs/stream?${streamQuery(params)}`, {
     headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', ...headers },
@@ -115,7 +120,10 @@ export async function openSse(baseUrl: string, token: string, params: Params, he
     frames,
     next,
     events,
-    messages: () => frames.filter((f) => f.data !== undefined && f.event === undefined).map((f) => ({ id: f.id, data: f.data as Payload })),
+    messages: () =>
+      frames
+        .filter((f) => f.data !== undefined && f.event === undefined)
+        .map((f) => ({ id: f.id, data: f.data as Payload })),
     close: () => abort.abort(),
   };
 }

@@ -26,9 +26,13 @@ export interface LogsInsightsResult {
 
 /** A 200 answer (else its body shows in the failure) whose resultCount counts its rows, newest first. Returns the body. */
 export function expectLogsInsightsOk(res: TestResponse<LogsInsightsResult>): LogsInsightsResult {
-  expect({ status: res.status, body: res.status === 200 ? undefined : res.body }).toEqual({ status: 200, body: undefined });
+  expect({ status: res.status, body: res.status === 200 ? undefined : res.body }).toEqual({
+    status: 200,
+    body: undefined,
+  });
   const body = res.body;
   expect(body.resultCount).toBe(body.rows.length);
-  for (let i = 1; i < body.rows.length; i++) expect(body.rows[i - 1]!.timestamp).toBeGreaterThanOrEqual(body.rows[i]!.timestamp);
+  for (let i = 1; i < body.rows.length; i++)
+    expect(body.rows[i - 1]!.timestamp).toBeGreaterThanOrEqual(body.rows[i]!.timestamp);
   return body;
 }

@@ -37,7 +37,11 @@ export interface ServerProcess {
 }
 
 /** Starts `berth serve …` from source and waits until it listens. */
-export async function startServerProcess(args: string[], env: Record<string, string> = {}, timeoutMs = 45_000): Promise<ServerProcess> {
+export async function startServerProcess(
+  args: string[],
+  env: Record<string, string> = {},
+  timeoutMs = 45_000,
+): Promise<ServerProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', ...args], {
     cwd: ROOT,
     env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },

@@ -35,10 +35,30 @@ export function baseWorld(): Record<string, unknown> {
           { id: 'k-owner2', token: TOKENS.ownerUnscoped },
         ],
       },
-      { id: 'p-admin', name: 'Admin', memberships: [{ organizationId: ORG_A, role: 'admin' }], apiKeys: [{ id: 'k-admin', token: TOKENS.admin, organizationId: ORG_A }] },
-      { id: 'p-member', name: 'Member', memberships: [{ organizationId: ORG_A, role: 'member' }], apiKeys: [{ id: 'k-member', token: TOKENS.member }] },
-      { id: 'p-viewer', name: 'Viewer', memberships: [{ organizationId: ORG_A, role: 'viewer' }], apiKeys: [{ id: 'k-viewer', token: TOKENS.viewer, organizationId: ORG_A }] },
-      { id: 'p-other', name: 'Other org admin', memberships: [{ organizationId: ORG_B, role: 'admin' }], apiKeys: [{ id: 'k-other', token: TOKENS.otherAdmin, organizationId: ORG_B }] },
+      {
+        id: 'p-admin',
+        name: 'Admin',
+        memberships: [{ organizationId: ORG_A, role: 'admin' }],
+        apiKeys: [{ id: 'k-admin', token: TOKENS.admin, organizationId: ORG_A }],
+      },
+      {
+        id: 'p-member',
+        name: 'Member',
+        memberships: [{ organizationId: ORG_A, role: 'member' }],
+        apiKeys: [{ id: 'k-member', token: TOKENS.member }],
+      },
+      {
+        id: 'p-viewer',
+        name: 'Viewer',
+        memberships: [{ organizationId: ORG_A, role: 'viewer' }],
+        apiKeys: [{ id: 'k-viewer', token: TOKENS.viewer, organizationId: ORG_A }],
+      },
+      {
+        id: 'p-other',
+        name: 'Other org admin',
+        memberships: [{ organizationId: ORG_B, role: 'admin' }],
+        apiKeys: [{ id: 'k-other', token: TOKENS.otherAdmin, organizationId: ORG_B }],
+      },
       { id: 'p-root', name: 'Root', superadmin: true, apiKeys: [{ id: 'k-root', token: TOKENS.superadmin }] },
       {
         id: 'p-stale',
@@ -52,7 +72,10 @@ export function baseWorld(): Record<string, unknown> {
       {
         id: 'p-multi',
         name: 'In two orgs',
-        memberships: [{ organizationId: ORG_A, role: 'admin' }, { organizationId: ORG_B, role: 'admin' }],
+        memberships: [
+          { organizationId: ORG_A, role: 'admin' },
+          { organizationId: ORG_B, role: 'admin' },
+        ],
         apiKeys: [{ id: 'k-multi', token: TOKENS.multiOrg }],
       },
     ],

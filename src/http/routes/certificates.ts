@@ -1,11 +1,14 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { callerOf } from '../auth.js';
+import { callerOf } from '../plugins/auth.js';
 import { DataOf, errorResponses, IdSchema } from '../schemas/common.js';
 import { RetryResultSchema } from '../schemas/domains.js';
-import type { CertificateRetryService } from '../../services/certificate-retry.js';
+import type { CertificateRetryService } from '../../services/domains/certificate-retry.js';
 
-export const certificateRoutes: FastifyPluginAsyncTypebox<{ certificates: CertificateRetryService }> = async (app, { certificates }) => {
+export const certificateRoutes: FastifyPluginAsyncTypebox<{ certificates: CertificateRetryService }> = async (
+  app,
+  { certificates },
+) => {
   app.post(
     '/managed-certificates/:id/retry-validation',
     {

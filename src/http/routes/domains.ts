@@ -1,21 +1,26 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { callerOf } from '../auth.js';
+import { callerOf } from '../plugins/auth.js';
 import { DataOf, errorResponses } from '../schemas/common.js';
-import { DomainPageSchema, ListDomainsQuery, NameAvailabilityQuery, NameAvailabilitySchema } from '../schemas/domains.js';
-import type { DomainService } from '../../services/domains.js';
-import type { NameAvailabilityService } from '../../services/name-availability.js';
+import {
+  DomainPageSchema,
+  ListDomainsQuery,
+  NameAvailabilityQuery,
+  NameAvailabilitySchema,
+} from '../schemas/domains.js';
+import type { DomainService } from '../../services/domains/domains.js';
+import type { NameAvailabilityService } from '../../services/domains/name-availability.js';
 
-export const domainRoutes: FastifyPluginAsyncTypebox<{ domains: DomainService; nameAvailability: NameAvailabilityService }> = async (
-  app,
-  { domains, nameAvailability },
-) => {
+export const domainRoutes: FastifyPluginAsyncTypebox<{
+  domains: DomainService;
+  nameAvailability: NameAvailabilityService;
+}> = async (app, { domains, nameAvailability }) => {
   app.get(
     '/domains',
     {
       schema: {
         operationId: 'listDomains',
         tags: ['domains'],
-        summary: 'A module instance\'s domains with certificate state, expected DNS records and parent wildcard',
+        summary: "A module instance's domains with certificate state, expected DNS records and parent wildcard",
         querystring: ListDomainsQuery,
         response: { 200: DomainPageSchema, ...errorResponses(404) },
       },

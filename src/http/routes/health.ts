@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { appError } from '../../errors.js';
+import { appError } from '../../core/errors.js';
 import type { Store } from '../../store/db.js';
 import { errorResponses } from '../schemas/common.js';
 
@@ -31,11 +31,16 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ store: Store; isAccepting
       },
     },
     async () => {
-      if (!isAcceptingTraffic()) throw appError('internal:server:unavailable', { description: 'shutting down', internal: false });
+      if (!isAcceptingTraffic())
+        throw appError('internal:server:unavailable', { description: 'shutting down', internal: false });
       try {
         await store.ping(READY_PING_TIMEOUT_MS);
       } catch (error) {
-        throw appError('internal:server:unavailable', { description: 'database unreachable', internal: false, cause: error });
+        throw appError('internal:server:unavailable', {
+          description: 'database unreachable',
+          internal: false,
+          cause: error,
+        });
       }
       return { status: 'ready' };
     },

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { callerOf } from '../auth.js';
+import { callerOf } from '../plugins/auth.js';
 import { DataOf, errorResponses, IdSchema, PRINTABLE_NAME_PATTERN } from '../schemas/common.js';
-import { MAX_TIME_MS } from '../../logs/query/time.js';
+import { MAX_TIME_MS } from '../../core/log-time.js';
 import { MAX_EVENTS_PER_INGEST, type LogIngestService } from '../../services/log-ingest.js';
 
 const Name = (max: number) => Type.String({ minLength: 1, maxLength: max, pattern: PRINTABLE_NAME_PATTERN });
@@ -10,7 +10,10 @@ const Name = (max: number) => Type.String({ minLength: 1, maxLength: max, patter
 /** An event's time; an ISO string past 9999-12-31T23:59:59.999Z (by its offset) is refused by the service. */
 export const IngestTimestampSchema = Type.Union(
   [Type.Integer({ minimum: 0, maximum: MAX_TIME_MS }), Type.String({ format: 'date-time' })],
-  { description: 'Epoch milliseconds or an RFC 3339 date-time, from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z; default now' },
+  {
+    description:
+      'Epoch milliseconds or an RFC 3339 date-time, from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z; default now',
+  },
 );
 
 export const IngestBody = Type.Object(

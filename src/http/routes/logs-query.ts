@@ -1,13 +1,14 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { callerOf } from '../auth.js';
+import { callerOf } from '../plugins/auth.js';
 import { errorResponses, IdSchema, Text } from '../schemas/common.js';
-import { LEVELS } from '../../logs/level.js';
-import { MAX_LIMIT, type LogQueryService } from '../../logs/query/service.js';
-import { MAX_TIME_MS } from '../../logs/query/time.js';
+import { LEVELS } from '../../core/log-level.js';
+import { MAX_LIMIT, type LogQueryService } from '../../services/log-query/service.js';
+import { MAX_TIME_MS } from '../../core/log-time.js';
 
 const Time = Type.Union([Text({ minLength: 1, maxLength: 40 }), Type.Integer({ minimum: 0, maximum: MAX_TIME_MS })], {
-  description: 'ISO 8601, or epoch milliseconds (number or digit string), from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z',
+  description:
+    'ISO 8601, or epoch milliseconds (number or digit string), from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z',
 });
 
 export const LogQueryBody = Type.Object(
@@ -21,14 +22,17 @@ export const LogQueryBody = Type.Object(
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: 1000 })),
     complete: Type.Optional(Type.Boolean()),
     filter: Type.Optional(
-      Type.Object({ kind: Type.String() }, {
-        additionalProperties: true,
-        description:
-          'Filter tree. Nodes: {kind:"all"} | {kind:"and"|"or", nodes:[…]} | {kind:"not", node} | {kind:"level", levels:[…]} | ' +
-          '{kind:"text", op:"contains"|"equals"|"startsWith"|"regex", value, caseSensitive?} | ' +
-          '{kind:"field", path:"a.b", op:"eq"|"neq"|"gt"|"gte"|"lt"|"lte"|"exists"|"in"|"contains", value?} | ' +
-          '{kind:"stream", op:"equals"|"prefix", value}. Depth ≤ 16, ≤ 256 nodes, regex ≤ 512 characters (RE2).',
-      }),
+      Type.Object(
+        { kind: Type.String() },
+        {
+          additionalProperties: true,
+          description:
+            'Filter tree. Nodes: {kind:"all"} | {kind:"and"|"or", nodes:[…]} | {kind:"not", node} | {kind:"level", levels:[…]} | ' +
+            '{kind:"text", op:"contains"|"equals"|"startsWith"|"regex", value, caseSensitive?} | ' +
+            '{kind:"field", path:"a.b", op:"eq"|"neq"|"gt"|"gte"|"lt"|"lte"|"exists"|"in"|"contains", value?} | ' +
+            '{kind:"stream", op:"equals"|"prefix", value}. Depth ≤ 16, ≤ 256 nodes, regex ≤ 512 characters (RE2).',
+        },
+      ),
     ),
   },
   { additionalProperties: false },

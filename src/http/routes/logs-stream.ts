@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { callerOf } from '../auth.js';
+import { callerOf } from '../plugins/auth.js';
 import { errorResponses, IdSchema, PRINTABLE_NAME_PATTERN } from '../schemas/common.js';
-import { MAX_LOG_GROUPS, MAX_STREAM_NAMES, type LogStreamService } from '../../logs/stream/service.js';
+import { MAX_LOG_GROUPS, MAX_STREAM_NAMES, type LogStreamService } from '../../services/log-stream/service.js';
 
 /**
  * Names as the ingest API takes them: printable (no NUL, which PostgreSQL text cannot hold, nor any other
@@ -19,12 +19,20 @@ export const LogStreamQuery = Type.Object(
     accountId: IdSchema,
     logGroups: List(5000, `Log groups, repeated or comma-separated (at least one, at most ${MAX_LOG_GROUPS})`),
     logStreamPrefix: Type.Optional(Type.String({ maxLength: 512, pattern: PREFIX_PATTERN })),
-    logStreamNames: Type.Optional(List(5000, `Exact stream names, repeated or comma-separated (at most ${MAX_STREAM_NAMES})`)),
+    logStreamNames: Type.Optional(
+      List(5000, `Exact stream names, repeated or comma-separated (at most ${MAX_STREAM_NAMES})`),
+    ),
     region: Type.Optional(Name(64)),
-    startTime: Type.Optional(Type.String({ maxLength: 40, description: 'ISO 8601 or epoch ms; default: the beginning' })),
-    endTime: Type.Optional(Type.String({ maxLength: 40, description: 'ISO 8601 or epoch ms; default: now; ignored with tail' })),
+    startTime: Type.Optional(
+      Type.String({ maxLength: 40, description: 'ISO 8601 or epoch ms; default: the beginning' }),
+    ),
+    endTime: Type.Optional(
+      Type.String({ maxLength: 40, description: 'ISO 8601 or epoch ms; default: now; ignored with tail' }),
+    ),
     tail: Type.Optional(Type.Boolean()),
-    filterPattern: Type.Optional(Type.String({ maxLength: 1024, description: 'CloudWatch Logs filter pattern; empty disables' })),
+    filterPattern: Type.Optional(
+      Type.String({ maxLength: 1024, description: 'CloudWatch Logs filter pattern; empty disables' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -49,7 +57,8 @@ export const logStreamRoutes: FastifyPluginAsyncTypebox<{ streams: LogStreamServ
         querystring: LogStreamQuery,
         response: {
           200: {
-            description: 'text/event-stream of {events: [{logStreamName, message, timestamp, ingestionTime, level}], isFinal}',
+            description:
+              'text/event-stream of {events: [{logStreamName, message, timestamp, ingestionTime, level}], isFinal}',
             content: { 'text/event-stream': { schema: { type: 'string' } } },
           },
           ...errorResponses(403, 404, 422, 429),

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { callerOf } from '../auth.js';
+import { callerOf } from '../plugins/auth.js';
 import { DataOf, errorResponses, IdSchema } from '../schemas/common.js';
 import { CreateModuleCategoryBody, ModuleCategorySchema } from '../schemas/module-categories.js';
 import type { ModuleCategoryService } from '../../services/module-categories.js';
@@ -15,14 +15,17 @@ export const moduleCategoryRoutes: FastifyPluginAsyncTypebox<{ categories: Modul
       schema: {
         operationId: 'createModuleCategory',
         tags: ['module-categories'],
-        summary: 'Create a module category in the caller\'s organization',
+        summary: "Create a module category in the caller's organization",
         body: CreateModuleCategoryBody,
         response: { 201: DataOf(ModuleCategorySchema), ...errorResponses(403, 409, 413, 415, 422) },
       },
     },
     async (request, reply) => {
       const category = await categories.create(callerOf(request), request.body.data);
-      return reply.code(201).header('location', `/module-categories/${encodeURIComponent(category.id)}`).send({ data: category });
+      return reply
+        .code(201)
+        .header('location', `/module-categories/${encodeURIComponent(category.id)}`)
+        .send({ data: category });
     },
   );
 
@@ -32,7 +35,7 @@ export const moduleCategoryRoutes: FastifyPluginAsyncTypebox<{ categories: Modul
       schema: {
         operationId: 'listModuleCategories',
         tags: ['module-categories'],
-        summary: 'The caller\'s organizations\' categories and the global ones, by sortOrder then name',
+        summary: "The caller's organizations' categories and the global ones, by sortOrder then name",
         response: { 200: DataOf(Type.Array(ModuleCategorySchema)), ...errorResponses() },
       },
     },

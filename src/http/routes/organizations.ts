@@ -1,10 +1,13 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { callerOf } from '../auth.js';
+import { callerOf } from '../plugins/auth.js';
 import { DataOf, errorResponses, IdSchema } from '../schemas/common.js';
 import { IDENTITY_PROVIDERS, type OrganizationService } from '../../services/organizations.js';
 
-const IdentityProviderSchema = Type.Union(IDENTITY_PROVIDERS.map((p) => Type.Literal(p)), { title: 'IdentityProvider' });
+const IdentityProviderSchema = Type.Union(
+  IDENTITY_PROVIDERS.map((p) => Type.Literal(p)),
+  { title: 'IdentityProvider' },
+);
 
 export const organizationRoutes: FastifyPluginAsyncTypebox<{ organizations: OrganizationService }> = async (
   app,

@@ -46,7 +46,8 @@ export const STORABLE_TEXT_PATTERN = '^[^\\u0000\\ud800-\\udfff]*$';
 export const PRINTABLE_NAME_PATTERN = '^[^\\u0000-\\u001f\\u007f\\ud800-\\udfff]+$';
 
 /** A request string that can reach the database: a schema failure (400 naming the field) instead of a 500. */
-export const Text = (options: Omit<StringOptions, 'pattern'> = {}) => Type.String({ ...options, pattern: STORABLE_TEXT_PATTERN });
+export const Text = (options: Omit<StringOptions, 'pattern'> = {}) =>
+  Type.String({ ...options, pattern: STORABLE_TEXT_PATTERN });
 
 /** An id in a path or query: 1–128 printable characters. */
 export const IdSchema = Type.String({ minLength: 1, maxLength: 128, pattern: PRINTABLE_NAME_PATTERN });

@@ -27,7 +27,9 @@ export const DomainSchema = Type.Object(
       Type.Object(
         {
           arn: Type.Optional(Type.String()),
-          status: Type.String({ description: 'PENDINGVALIDATION, ISSUED, INACTIVE, EXPIRED, VALIDATIONTIMEDOUT, REVOKED or FAILED' }),
+          status: Type.String({
+            description: 'PENDINGVALIDATION, ISSUED, INACTIVE, EXPIRED, VALIDATIONTIMEDOUT, REVOKED or FAILED',
+          }),
           issuedAt: Type.Optional(DateTime),
           expiresAt: Type.Optional(DateTime),
         },

@@ -65,7 +65,10 @@ export class AwsClients {
   }
 
   route53(account: AwsAccount): Route53Client {
-    return this.client(`route53 ${accountKey(account)}`, () => new Route53Client(this.clientConfig(account, ROUTE53_REGION)));
+    return this.client(
+      `route53 ${accountKey(account)}`,
+      () => new Route53Client(this.clientConfig(account, ROUTE53_REGION)),
+    );
   }
 
   close(): void {
@@ -97,7 +100,10 @@ export class AwsClients {
   private credentialsFor(account: AwsAccount): AwsCredentials | undefined {
     const key = accountKey(account);
     if (!this.credentials.has(key)) {
-      this.credentials.set(key, account.roleArn === null ? this.options.credentials : this.assumeRole(account, account.roleArn));
+      this.credentials.set(
+        key,
+        account.roleArn === null ? this.options.credentials : this.assumeRole(account, account.roleArn),
+      );
     }
     return this.credentials.get(key);
   }

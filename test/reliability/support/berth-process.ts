@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase, onPostgres, type TestDatabase } from '../../support/database.js';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { ROOT, runCli, type ServerProcess } from '../../support/process.js';
 import { httpRequest, type RequestOptions, type TestResponse } from '../../support/http-request.js';
@@ -135,7 +135,8 @@ export async function startBerth(options: BerthOptions): Promise<Berth> {
     dataDir,
     databaseUrl,
     env,
-    request: <T>(method: string, path: string, opts: RequestOptions = {}) => httpRequest<T>(berth.url, method, path, opts),
+    request: <T>(method: string, path: string, opts: RequestOptions = {}) =>
+      httpRequest<T>(berth.url, method, path, opts),
     async restart(extra = {}) {
       Object.assign(env, extra);
       berth.server = await spawnBerth(env);

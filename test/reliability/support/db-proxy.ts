@@ -101,7 +101,8 @@ export async function startDbProxy(target: { host: string; port: number }): Prom
     for (const s of [...held]) s.resetAndDestroy();
     held.clear();
   };
-  const stopListening = () => new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve()));
+  const stopListening = () =>
+    new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve()));
 
   const cut = async (mode: 'refuse' | 'blackhole') => {
     state = mode;

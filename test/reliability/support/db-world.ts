@@ -11,7 +11,12 @@ export function dbWorld(): Record<string, unknown> {
     projects: [{ id: 'p', organizationId: 'org-a', name: 'P' }],
     environments: [{ id: 'e', projectId: 'p', name: 'prod' }],
     moduleInstances: [
-      { id: 'mi', environmentId: 'e', name: 'svc', logSources: [{ id: 'app', kind: 'ui.logs', cloudAccountId: 'local-a', region: 'eu-west-1', logGroup: 'in' }] },
+      {
+        id: 'mi',
+        environmentId: 'e',
+        name: 'svc',
+        logSources: [{ id: 'app', kind: 'ui.logs', cloudAccountId: 'local-a', region: 'eu-west-1', logGroup: 'in' }],
+      },
     ],
   });
 }
@@ -30,12 +35,18 @@ export const ingestBody = (marker: string, count: number, timestamp: number, log
   events: Array.from({ length: count }, (_, i) => ({ message: `${marker} #${i}`, timestamp: timestamp + i })),
 });
 
-export const ingest = (berth: Berth, body: unknown) => berth.request('POST', '/cloud/logs/local/events', { token: TOKENS.admin, body });
+export const ingest = (berth: Berth, body: unknown) =>
+  berth.request('POST', '/cloud/logs/local/events', { token: TOKENS.admin, body });
 
 export const logQuery = (berth: Berth, startMs: number, endMs: number) =>
   berth.request('POST', '/cloud/logs/logs-insights', {
     token: TOKENS.viewer,
-    body: { startTime: new Date(startMs).toISOString(), endTime: new Date(endMs).toISOString(), moduleInstanceIds: ['mi'], limit: 10_000 },
+    body: {
+      startTime: new Date(startMs).toISOString(),
+      endTime: new Date(endMs).toISOString(),
+      moduleInstanceIds: ['mi'],
+      limit: 10_000,
+    },
   });
 
 /** Every message logged in [startMs, endMs], following `nextEndTimeMs` page by page. */
@@ -52,7 +63,8 @@ export async function messagesIn(berth: Berth, startMs: number, endMs: number): 
 }
 
 /** Host names, addresses, ports, socket errors: what an outage answer must not show a non-superadmin. */
-const INTERNAL_DETAIL = /\d+\.\d+\.\d+\.\d+|localhost|:\d{2,5}\b|\bE[A-Z]{4,}\b|postgres|pglite|wasm|timeout exceeded|terminated/i;
+const INTERNAL_DETAIL =
+  /\d+\.\d+\.\d+\.\d+|localhost|:\d{2,5}\b|\bE[A-Z]{4,}\b|postgres|pglite|wasm|timeout exceeded|terminated/i;
 
 /** The answer to a request the database could not serve: 503 `internal:server:unavailable`, no internals. */
 export function expectUnavailable(res: TestResponse, { superadmin = false } = {}): void {

@@ -13,7 +13,13 @@ export const CERT_DOMAIN = 'c1.acme.example';
 /** Events per source. */
 export const PER_SOURCE = 3;
 
-const source = (id: string, account: string, logGroup: string) => ({ id, kind: 'ui.logs', cloudAccountId: account, region: REGION, logGroup });
+const source = (id: string, account: string, logGroup: string) => ({
+  id,
+  kind: 'ui.logs',
+  cloudAccountId: account,
+  region: REGION,
+  logGroup,
+});
 
 export function awsFaultWorld(healthy: FakeAws, faulty: FakeAws, base: number): Record<string, unknown> {
   return mergeWorld(baseWorld(), {
@@ -30,7 +36,11 @@ export function awsFaultWorld(healthy: FakeAws, faulty: FakeAws, base: number): 
         id: 'mi-logs',
         environmentId: 'env',
         name: 'logs',
-        logSources: [source('ls-local', 'acc-local', GROUPS.local), source('ls-healthy', 'acc-healthy', GROUPS.healthy), source('ls-faulty', 'acc-faulty', GROUPS.faulty)],
+        logSources: [
+          source('ls-local', 'acc-local', GROUPS.local),
+          source('ls-healthy', 'acc-healthy', GROUPS.healthy),
+          source('ls-faulty', 'acc-faulty', GROUPS.faulty),
+        ],
       },
     ],
     logEvents: Array.from({ length: PER_SOURCE }, (_, i) => ({
@@ -41,22 +51,43 @@ export function awsFaultWorld(healthy: FakeAws, faulty: FakeAws, base: number): 
       timestamp: base + i,
       message: `INFO local ${i}`,
     })),
-    certificates: [{ id: CERT_ID, moduleInstanceId: 'mi-logs', domainName: CERT_DOMAIN, status: 'PENDINGVALIDATION', arn: CERT_ARN }],
+    certificates: [
+      { id: CERT_ID, moduleInstanceId: 'mi-logs', domainName: CERT_DOMAIN, status: 'PENDINGVALIDATION', arn: CERT_ARN },
+    ],
     // Managed by the service: a retry publishes ACM's records in the account's Route 53 zone.
-    domains: [{ id: 'd-c1', moduleInstanceId: 'mi-logs', domainName: CERT_DOMAIN, managedByService: true, certificateId: CERT_ID, targetDnsName: 'lb.elb.example' }],
+    domains: [
+      {
+        id: 'd-c1',
+        moduleInstanceId: 'mi-logs',
+        domainName: CERT_DOMAIN,
+        managedByService: true,
+        certificateId: CERT_ID,
+        targetDnsName: 'lb.elb.example',
+      },
+    ],
   });
 }
 
 /** Puts the events of the two aws sources in their fakes, and the certificate and zone in the faulty one. */
 export function fillFakes(healthy: FakeAws, faulty: FakeAws, base: number): void {
-  const events = (name: string) => Array.from({ length: PER_SOURCE }, (_, i) => ({ timestamp: base + 10 + i, message: `INFO ${name} ${i}` }));
+  const events = (name: string) =>
+    Array.from({ length: PER_SOURCE }, (_, i) => ({ timestamp: base + 10 + i, message: `INFO ${name} ${i}` }));
   healthy.logs.putLogEvents(GROUPS.healthy, 'web/1', events('healthy'));
   faulty.logs.putLogEvents(GROUPS.faulty, 'web/1', events('faulty'));
   faulty.acm.addCertificate({ arn: CERT_ARN, domainName: CERT_DOMAIN }, REGION);
   faulty.route53.createHostedZone('acme.example');
 }
 
-const ERROR_KEYS = new Set(['code', 'message', 'description', 'action', 'details', 'isInternal', 'metadata', 'requestId']);
+const ERROR_KEYS = new Set([
+  'code',
+  'message',
+  'description',
+  'action',
+  'details',
+  'isInternal',
+  'metadata',
+  'requestId',
+]);
 
 /** `data` of an `event: error` message is the spec's error object, with the stream's request id. */
 export function expectErrorObject(data: unknown, code: string, requestId: string | null): void {

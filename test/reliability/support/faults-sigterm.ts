@@ -32,7 +32,12 @@ function errorCode(error: unknown): string {
 let tags = 0;
 
 /** Sends `spec` again and again until `stop()` holds, recording every outcome. */
-export async function worker(url: () => string, spec: RequestSpec, outcomes: Outcome[], stop: () => boolean): Promise<void> {
+export async function worker(
+  url: () => string,
+  spec: RequestSpec,
+  outcomes: Outcome[],
+  stop: () => boolean,
+): Promise<void> {
   while (!stop()) {
     const sentAt = Date.now();
     const tag = ++tags;
@@ -70,7 +75,11 @@ export interface StreamOutcome {
 }
 
 /** Opens a tailing stream and reads it to its end in the background. */
-export async function tailingStream(url: string, token: string, params: Record<string, string>): Promise<{ reader: SseReader; done: Promise<StreamOutcome> }> {
+export async function tailingStream(
+  url: string,
+  token: string,
+  params: Record<string, string>,
+): Promise<{ reader: SseReader; done: Promise<StreamOutcome> }> {
   const reader = await openSse(url, token, params);
   if (reader.res.status !== 200) throw new Error(`the stream answered ${reader.res.status}`);
   const done = (async (): Promise<StreamOutcome> => {
@@ -96,4 +105,11 @@ export async function tailingStream(url: string, token: string, params: Record<s
 }
 
 /** Connection-level failures that mean "nobody answers on this port any more", not a server error. */
-export const REFUSALS = new Set(['ECONNREFUSED', 'ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE', 'UND_ERR_CLOSED', 'other side closed']);
+export const REFUSALS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'UND_ERR_SOCKET',
+  'EPIPE',
+  'UND_ERR_CLOSED',
+  'other side closed',
+]);

@@ -29,18 +29,32 @@ const forever = Number.POSITIVE_INFINITY;
 
 /** Every way the fake endpoint can fail; the full list runs under FULL, the `fast` ones always. */
 export const AWS_FAULTS: AwsFault[] = [
-  { name: '503 ServiceUnavailableException', spec: { code: 'ServiceUnavailableException', times: forever }, fast: true },
+  {
+    name: '503 ServiceUnavailableException',
+    spec: { code: 'ServiceUnavailableException', times: forever },
+    fast: true,
+  },
   { name: '500 InternalFailure', spec: { code: 'InternalFailure', times: forever } },
   { name: '400 AccessDeniedException', spec: { code: 'AccessDeniedException', status: 400, times: forever } },
   { name: 'ThrottlingException on every call', spec: { code: 'ThrottlingException', times: forever } },
   { name: 'no answer (hang)', spec: { hang: true, times: forever }, fast: true },
   { name: 'connection reset before the answer', spec: { reset: true, times: forever } },
   { name: 'connection reset mid-response', spec: { cutMidBody: true, times: forever }, fast: true },
-  { name: 'non-JSON 200 body', spec: { rawBody: '<html><body>gateway says hello</body></html>', times: forever }, fast: true },
-  { name: 'truncated JSON 200 body', spec: { rawBody: '{"queryId":"q-1","events":[{"eventId":"1","timest', times: forever } },
+  {
+    name: 'non-JSON 200 body',
+    spec: { rawBody: '<html><body>gateway says hello</body></html>', times: forever },
+    fast: true,
+  },
+  {
+    name: 'truncated JSON 200 body',
+    spec: { rawBody: '{"queryId":"q-1","events":[{"eventId":"1","timest', times: forever },
+  },
   {
     name: 'JSON 200 body of the wrong shape',
-    spec: { rawBody: '{"queryId":{"a":1},"status":7,"results":"none","events":{"x":1},"Certificate":[1,2],"HostedZones":"z"}', times: forever },
+    spec: {
+      rawBody: '{"queryId":{"a":1},"status":7,"results":"none","events":{"x":1},"Certificate":[1,2],"HostedZones":"z"}',
+      times: forever,
+    },
   },
   { name: 'HTML 502 from a proxy', spec: { rawBody: '<html>502 Bad Gateway</html>', status: 502, times: forever } },
 ];
@@ -102,7 +116,12 @@ export interface RawStream {
   closed: Promise<void>;
 }
 
-export function rawStream(berth: Berth, token: string, params: Record<string, string | boolean>, keep = false): RawStream {
+export function rawStream(
+  berth: Berth,
+  token: string,
+  params: Record<string, string | boolean>,
+  keep = false,
+): RawStream {
   const { port } = new URL(berth.url);
   const socket = connect(Number(port), '127.0.0.1');
   socket.on('error', () => undefined);
@@ -191,7 +210,10 @@ export async function seedLocalEvents(
   const perRequest = Math.max(1, Math.min(10_000, Math.floor(bodyBytes / (messageBytes + 60))));
   for (let done = 0; done < count; ) {
     const n = Math.min(perRequest, count - done);
-    const events = Array.from({ length: n }, (_, i) => ({ message: `INFO event ${done + i} ${pad}`, timestamp: startMs + done + i }));
+    const events = Array.from({ length: n }, (_, i) => ({
+      message: `INFO event ${done + i} ${pad}`,
+      timestamp: startMs + done + i,
+    }));
     const res = await berth.request('POST', '/cloud/logs/local/events', { token, body: { ...target, events } });
     if (res.status !== 202) throw new Error(`ingest answered ${res.status}: ${res.text}`);
     done += n;

@@ -42,7 +42,10 @@ export class Tally {
   }
 
   statusLine(statuses = this.statuses): string {
-    return [...statuses].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`).join(' ');
+    return [...statuses]
+      .sort(([a], [b]) => a - b)
+      .map(([s, n]) => `${s}×${n}`)
+      .join(' ');
   }
 
   report(): string {
@@ -52,11 +55,31 @@ export class Tally {
   /** The figures of one file for the summary table. */
   record(area: string, kind: string, alive: boolean, planned: number): void {
     const fmt = (n: number) => n.toLocaleString('en-US');
-    recordSummary({ area, check: `${kind} requests fuzzed`, result: `${fmt(this.requests)} (planned ≥ ${fmt(planned)}; statuses ${this.statusLine()})`, ok: this.requests >= planned });
+    recordSummary({
+      area,
+      check: `${kind} requests fuzzed`,
+      result: `${fmt(this.requests)} (planned ≥ ${fmt(planned)}; statuses ${this.statusLine()})`,
+      ok: this.requests >= planned,
+    });
     recordSummary({ area, check: `${kind}: 5xx answers`, result: String(this.fiveXx), ok: this.fiveXx === 0 });
-    recordSummary({ area, check: `${kind}: non-conforming error bodies`, result: String(this.nonConforming), ok: this.nonConforming === 0 });
-    recordSummary({ area, check: `${kind}: complete requests left unanswered`, result: String(this.unanswered), ok: this.unanswered === 0 });
-    recordSummary({ area, check: `${kind}: process alive and /healthz 200 afterwards`, result: alive ? 'yes' : 'no', ok: alive });
+    recordSummary({
+      area,
+      check: `${kind}: non-conforming error bodies`,
+      result: String(this.nonConforming),
+      ok: this.nonConforming === 0,
+    });
+    recordSummary({
+      area,
+      check: `${kind}: complete requests left unanswered`,
+      result: String(this.unanswered),
+      ok: this.unanswered === 0,
+    });
+    recordSummary({
+      area,
+      check: `${kind}: process alive and /healthz 200 afterwards`,
+      result: alive ? 'yes' : 'no',
+      ok: alive,
+    });
   }
 }
 
@@ -77,7 +100,9 @@ export async function sendChecked(port: number, request: FuzzRequest, tally: Tal
 export function exchangeProblems(ex: Exchange, methods: string[], complete: boolean): string[] {
   const problems: string[] = [];
   if (ex.responses.length === 0 && complete) {
-    problems.push(`no answer (${ex.timedOut ? 'timed out' : 'connection closed'}${ex.trailing.length > 0 ? `; got ${JSON.stringify(ex.trailing.toString('latin1').slice(0, 200))}` : ''})`);
+    problems.push(
+      `no answer (${ex.timedOut ? 'timed out' : 'connection closed'}${ex.trailing.length > 0 ? `; got ${JSON.stringify(ex.trailing.toString('latin1').slice(0, 200))}` : ''})`,
+    );
   }
   if (ex.responses.length === 0 && !complete && ex.trailing.length > 0) {
     problems.push(`unparseable answer ${JSON.stringify(ex.trailing.toString('latin1').slice(0, 300))}`);
@@ -94,7 +119,12 @@ export function exchangeProblems(ex: Exchange, methods: string[], complete: bool
  * Stops at the first failing value and shrinks it (the failure message shows the shrunk request), or
  * with FUZZ_KEEP_GOING collects every failure into `tally.failures`.
  */
-export async function fuzz<T>(arb: fc.Arbitrary<T>, numRuns: number, tally: Tally, send: (value: T) => Promise<string[]>): Promise<void> {
+export async function fuzz<T>(
+  arb: fc.Arbitrary<T>,
+  numRuns: number,
+  tally: Tally,
+  send: (value: T) => Promise<string[]>,
+): Promise<void> {
   await fc.assert(
     fc.asyncProperty(arb, async (value) => {
       const problems = await send(value);
@@ -105,6 +135,12 @@ export async function fuzz<T>(arb: fc.Arbitrary<T>, numRuns: number, tally: Tall
       }
       throw new Error(problems.join('\n'));
     }),
-    { seed: SEED, numRuns, endOnFailure: false, markInterruptAsFailure: true, interruptAfterTimeLimit: FULL ? 1_200_000 : 120_000 },
+    {
+      seed: SEED,
+      numRuns,
+      endOnFailure: false,
+      markInterruptAsFailure: true,
+      interruptAfterTimeLimit: FULL ? 1_200_000 : 120_000,
+    },
   );
 }

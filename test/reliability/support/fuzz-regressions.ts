@@ -33,12 +33,22 @@ export const REGRESSIONS: Regression[] = [
   },
   {
     name: 'a 20 MB body refused early (413) while the client is still sending it (the answer was lost to a connection reset in about half the runs)',
-    request: new FuzzRequest({ method: 'POST', target: '/module-categories', headers: [auth, json], body: Buffer.alloc(20_000_000, 0x20) }),
+    request: new FuzzRequest({
+      method: 'POST',
+      target: '/module-categories',
+      headers: [auth, json],
+      body: Buffer.alloc(20_000_000, 0x20),
+    }),
     repeat: 10,
   },
   {
     name: 'a 20 MB body after a bad token (401 before the body is read; the answer was lost to a connection reset)',
-    request: new FuzzRequest({ method: 'POST', target: '/cloud/logs/logs-insights', headers: [['Authorization', 'Bearer berth_k-owner_wrong'], json], body: Buffer.alloc(20_000_000, 0x20) }),
+    request: new FuzzRequest({
+      method: 'POST',
+      target: '/cloud/logs/logs-insights',
+      headers: [['Authorization', 'Bearer berth_k-owner_wrong'], json],
+      body: Buffer.alloc(20_000_000, 0x20),
+    }),
     repeat: 10,
   },
 ];

@@ -48,7 +48,8 @@ export class FuzzRequest {
     const lines = [`${this.method} ${this.target} HTTP/1.1`];
     if (!this.noHost && !this.has('host')) lines.push(`Host: 127.0.0.1:${port}`);
     for (const [name, value] of this.headers) lines.push(`${name}: ${value}`);
-    if (this.body !== undefined && !this.has('content-length') && !this.has('transfer-encoding')) lines.push(`Content-Length: ${this.body.length}`);
+    if (this.body !== undefined && !this.has('content-length') && !this.has('transfer-encoding'))
+      lines.push(`Content-Length: ${this.body.length}`);
     if (!this.has('connection')) lines.push('Connection: close');
     const head = Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1');
     return this.body === undefined ? head : Buffer.concat([head, this.body]);
@@ -69,7 +70,9 @@ export class FuzzRequest {
   describe(port = replayPort): string {
     return [
       this.note === undefined ? '' : `(${this.note})`,
-      this.target.length > 2_000 ? 'curl: (the target is too long to read; use the raw form)' : `curl: ${this.curl(port)}`,
+      this.target.length > 2_000
+        ? 'curl: (the target is too long to read; use the raw form)'
+        : `curl: ${this.curl(port)}`,
       `raw:  ${bytesCommand(this.bytes(port))} | nc 127.0.0.1 ${port}`,
     ]
       .filter((l) => l !== '')

@@ -7,7 +7,23 @@ import { FuzzRequest, type FuzzRequestInit } from './fuzz-request.js';
 import { mutated } from './fuzz-mutations.js';
 import { KNOWN } from './fuzz-world.js';
 import {
-  authorization, DATE_STRINGS, hostileJson, hugeString, jsonText, objectOf, OMIT, Pairs, params, pathSegment, pct, queryOf, queryString, Raw, SPECIAL_STRINGS, timeValue, type QueryPairs,
+  authorization,
+  DATE_STRINGS,
+  hostileJson,
+  hugeString,
+  jsonText,
+  objectOf,
+  OMIT,
+  Pairs,
+  params,
+  pathSegment,
+  pct,
+  queryOf,
+  queryString,
+  Raw,
+  SPECIAL_STRINGS,
+  timeValue,
+  type QueryPairs,
 } from './fuzz-values.js';
 
 const JSON_TYPE: [string, string] = ['Content-Type', 'application/json'];
@@ -17,37 +33,81 @@ function post(path: string, auth: [string, string][], body: unknown): FuzzReques
 }
 
 /** Optional fields: left out `weight` times for each time sent. */
-const optional = (arb: fc.Arbitrary<unknown>, weight = 2) => fc.oneof({ weight, arbitrary: fc.constant(OMIT) }, { weight: 1, arbitrary: arb });
+const optional = (arb: fc.Arbitrary<unknown>, weight = 2) =>
+  fc.oneof({ weight, arbitrary: fc.constant(OMIT) }, { weight: 1, arbitrary: arb });
 /** Optional query parameters: null is left out. */
-const maybe = (arb: fc.Arbitrary<string>, weight = 1) => fc.oneof({ weight, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: arb });
+const maybe = (arb: fc.Arbitrary<string>, weight = 1) =>
+  fc.oneof({ weight, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: arb });
 const known = (values: readonly string[]) => fc.constantFrom(...values);
 /** Mostly `usual`, now and then a value at or past a limit. */
-const mostly = <T>(usual: fc.Arbitrary<T>, edges: readonly T[]) => fc.oneof({ weight: 5, arbitrary: usual }, { weight: 1, arbitrary: fc.constantFrom(...edges) });
+const mostly = <T>(usual: fc.Arbitrary<T>, edges: readonly T[]) =>
+  fc.oneof({ weight: 5, arbitrary: usual }, { weight: 1, arbitrary: fc.constantFrom(...edges) });
 
 // ---------------------------------------------------------------- organizations, categories
 
-const organizations = fc
-  .tuple(authorization, pathSegment(KNOWN.organizations))
-  .map(([auth, id]): FuzzRequestInit => ({ method: 'GET', target: `/organizations/${id}/permitted-identity-providers`, headers: auth }));
+const organizations = fc.tuple(authorization, pathSegment(KNOWN.organizations)).map(
+  ([auth, id]): FuzzRequestInit => ({
+    method: 'GET',
+    target: `/organizations/${id}/permitted-identity-providers`,
+    headers: auth,
+  }),
+);
 
-const givenId = mostly(fc.stringMatching(/^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/), ['dup', 'a', 'a-', '-a', 'A', 'a_b', 'a'.repeat(64), 'a'.repeat(65)]);
+const givenId = mostly(fc.stringMatching(/^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/), [
+  'dup',
+  'a',
+  'a-',
+  '-a',
+  'A',
+  'a_b',
+  'a'.repeat(64),
+  'a'.repeat(65),
+]);
 const categoryFields = objectOf(
   {
     givenId,
-    name: mostly(fc.string({ minLength: 1, maxLength: 100 }), ['x', 'é'.repeat(100), 'x'.repeat(101), '\u{1F600}'.repeat(100)]),
-    sortOrder: mostly<unknown>(fc.integer({ min: -2147483648, max: 2147483647 }), [0, 2147483648, -2147483649, 1.5, '1', new Raw('1e400'), new Raw('1.0'), new Raw('-0')]),
+    name: mostly(fc.string({ minLength: 1, maxLength: 100 }), [
+      'x',
+      'é'.repeat(100),
+      'x'.repeat(101),
+      '\u{1F600}'.repeat(100),
+    ]),
+    sortOrder: mostly<unknown>(fc.integer({ min: -2147483648, max: 2147483647 }), [
+      0,
+      2147483648,
+      -2147483649,
+      1.5,
+      '1',
+      new Raw('1e400'),
+      new Raw('1.0'),
+      new Raw('-0'),
+    ]),
     description: optional(mostly(fc.string({ maxLength: 50 }), ['x'.repeat(2000), 'x'.repeat(2001)])),
     icon: optional(mostly(fc.webUrl(), ['x'.repeat(512), 'x'.repeat(513)])),
   },
   { whole: 3 },
 );
 const createCategory = fc
-  .tuple(authorization, fc.oneof({ weight: 6, arbitrary: categoryFields.map((data) => new Pairs([['data', data]])) }, { weight: 1, arbitrary: objectOf({ data: categoryFields }) }, { weight: 1, arbitrary: categoryFields }, { weight: 1, arbitrary: hostileJson }))
+  .tuple(
+    authorization,
+    fc.oneof(
+      { weight: 6, arbitrary: categoryFields.map((data) => new Pairs([['data', data]])) },
+      { weight: 1, arbitrary: objectOf({ data: categoryFields }) },
+      { weight: 1, arbitrary: categoryFields },
+      { weight: 1, arbitrary: hostileJson },
+    ),
+  )
   .map(([auth, body]) => post('/module-categories', auth, body));
 
 const listCategories = fc
   .tuple(authorization, queryOf(params({ limit: maybe(fc.constantFrom('1', '25'), 4), cursor: maybe(fc.string(), 4) })))
-  .map(([auth, query]): FuzzRequestInit => ({ method: 'GET', target: `/module-categories${queryString(query)}`, headers: auth }));
+  .map(
+    ([auth, query]): FuzzRequestInit => ({
+      method: 'GET',
+      target: `/module-categories${queryString(query)}`,
+      headers: auth,
+    }),
+  );
 
 const getCategory = fc
   .tuple(authorization, pathSegment(['cat-1', 'mc_0000', 'dup']))
@@ -69,29 +129,76 @@ const { treeArb, leafArb } = filterArbitraries({
   },
 });
 
-const INVALID_REGEX = ['(', '[a-', '*', '(?<name>x)', '\\p{Foo}', 'a{100000}', '(a+)+$', '\\1', '(?=a)', '(?<=a)b', 'x'.repeat(513), 'a\u0000b', '[z-a]', '\\', '(?P<n>', '\ud800'];
+const INVALID_REGEX = [
+  '(',
+  '[a-',
+  '*',
+  '(?<name>x)',
+  '\\p{Foo}',
+  'a{100000}',
+  '(a+)+$',
+  '\\1',
+  '(?=a)',
+  '(?<=a)b',
+  'x'.repeat(513),
+  'a\u0000b',
+  '[z-a]',
+  '\\',
+  '(?P<n>',
+  '\ud800',
+];
 
 const hostileLeaf: fc.Arbitrary<unknown> = fc.oneof(
   fc.constantFrom(...INVALID_REGEX).map((value) => ({ kind: 'text', op: 'regex', value })),
   fc.constantFrom<unknown>(
-    { kind: 'xyz' }, { kind: 'text', op: 'like', value: 'a' }, { kind: 'text', op: 'contains' }, { kind: 'text', op: 'contains', value: 1 },
-    { kind: 'field', path: '', op: 'eq', value: 1 }, { kind: 'field', path: 'a'.repeat(257), op: 'exists' }, { kind: 'field', path: 'a..b', op: 'exists' },
-    { kind: 'field', path: 'a', op: 'in', value: Array.from({ length: 101 }, (_, i) => i) }, { kind: 'field', path: 'a', op: 'in', value: [] },
-    { kind: 'field', path: 'a', op: 'gt', value: true }, { kind: 'field', path: 'a', op: 'gt', value: { x: 1 } }, { kind: 'field', path: 'a', op: 'eq' },
-    { kind: 'level', levels: [] }, { kind: 'level', levels: ['NOPE'] }, { kind: 'level', levels: 'ERROR' }, { kind: 'and', nodes: [] }, { kind: 'and' },
-    { kind: 'or', nodes: {} }, { kind: 'not' }, { kind: 'not', node: null }, { kind: 'stream', op: 'regex', value: 'x' }, { kind: 'stream', op: 'prefix', value: '' },
-    { kind: 'all', extra: 1 }, { kind: 1 }, { kind: null }, { kind: ['all'] }, { Kind: 'all' }, new Raw('{"kind":"all","kind":"and"}'),
-    new Raw('{"kind":"and","nodes":[{"kind":"all"}],"__proto__":{"kind":"or"}}'), { kind: 'text', op: 'contains', value: 'x'.repeat(1025) },
+    { kind: 'xyz' },
+    { kind: 'text', op: 'like', value: 'a' },
+    { kind: 'text', op: 'contains' },
+    { kind: 'text', op: 'contains', value: 1 },
+    { kind: 'field', path: '', op: 'eq', value: 1 },
+    { kind: 'field', path: 'a'.repeat(257), op: 'exists' },
+    { kind: 'field', path: 'a..b', op: 'exists' },
+    { kind: 'field', path: 'a', op: 'in', value: Array.from({ length: 101 }, (_, i) => i) },
+    { kind: 'field', path: 'a', op: 'in', value: [] },
+    { kind: 'field', path: 'a', op: 'gt', value: true },
+    { kind: 'field', path: 'a', op: 'gt', value: { x: 1 } },
+    { kind: 'field', path: 'a', op: 'eq' },
+    { kind: 'level', levels: [] },
+    { kind: 'level', levels: ['NOPE'] },
+    { kind: 'level', levels: 'ERROR' },
+    { kind: 'and', nodes: [] },
+    { kind: 'and' },
+    { kind: 'or', nodes: {} },
+    { kind: 'not' },
+    { kind: 'not', node: null },
+    { kind: 'stream', op: 'regex', value: 'x' },
+    { kind: 'stream', op: 'prefix', value: '' },
+    { kind: 'all', extra: 1 },
+    { kind: 1 },
+    { kind: null },
+    { kind: ['all'] },
+    { Kind: 'all' },
+    new Raw('{"kind":"all","kind":"and"}'),
+    new Raw('{"kind":"and","nodes":[{"kind":"all"}],"__proto__":{"kind":"or"}}'),
+    { kind: 'text', op: 'contains', value: 'x'.repeat(1025) },
   ),
-  fc.constantFrom('contains', 'equals', 'startsWith', 'regex').chain((op) => hugeString.map((value) => ({ kind: 'text', op, value }))),
+  fc
+    .constantFrom('contains', 'equals', 'startsWith', 'regex')
+    .chain((op) => hugeString.map((value) => ({ kind: 'text', op, value }))),
   hostileJson,
 );
 
 /** Deep (past 16) and wide (past 256 nodes) trees, and valid trees with hostile leaves mixed in. */
 const hostileTree: fc.Arbitrary<unknown> = fc.oneof(
-  fc.constantFrom(15, 16, 17, 100, 1_000, 10_000, 40_000).map((d) => new Raw(`${'{"kind":"not","node":'.repeat(d)}{"kind":"all"}${'}'.repeat(d)}`)),
-  fc.constantFrom(16, 17, 200).map((d) => new Raw(`${'{"kind":"and","nodes":['.repeat(d)}{"kind":"all"}${']}'.repeat(d)}`)),
-  fc.tuple(fc.constantFrom(255, 256, 257, 1_000, 20_000), leafArb).map(([n, leaf]) => ({ kind: 'or', nodes: Array.from({ length: n }, () => leaf) })),
+  fc
+    .constantFrom(15, 16, 17, 100, 1_000, 10_000, 40_000)
+    .map((d) => new Raw(`${'{"kind":"not","node":'.repeat(d)}{"kind":"all"}${'}'.repeat(d)}`)),
+  fc
+    .constantFrom(16, 17, 200)
+    .map((d) => new Raw(`${'{"kind":"and","nodes":['.repeat(d)}{"kind":"all"}${']}'.repeat(d)}`)),
+  fc
+    .tuple(fc.constantFrom(255, 256, 257, 1_000, 20_000), leafArb)
+    .map(([n, leaf]) => ({ kind: 'or', nodes: Array.from({ length: n }, () => leaf) })),
   fc.letrec<{ node: unknown }>((tie) => ({
     node: fc.oneof(
       { depthSize: 'small', maxDepth: 4 },
@@ -103,70 +210,210 @@ const hostileTree: fc.Arbitrary<unknown> = fc.oneof(
   })).node,
 );
 
-const windowStart = fc.constantFrom<unknown>('2025-12-31T00:00:00Z', Date.UTC(2025, 11, 31), String(Date.UTC(2025, 11, 31)), 0, '1970-01-01T00:00:00Z');
-const windowEnd = fc.constantFrom<unknown>('2026-01-02T00:00:00Z', Date.UTC(2026, 0, 1, 0, 0, 2), String(Date.UTC(2026, 0, 2)), '9999-12-31T23:59:59.999Z');
-const moduleInstanceIds = mostly<unknown>(fc.subarray([...KNOWN.moduleInstances], { minLength: 1 }), [[], ...[500, 501, 5_000].map((n) => Array.from({ length: n }, (_, i) => `mi-${i}`))]);
-const logSourceKeys = mostly<unknown>(fc.subarray([...KNOWN.logSourceKeys], { minLength: 1 }), [['a::'], ['::b'], ['::'], ['a::b::c'], ['mi-a-web:app'], ['mi-a-web::'], Array.from({ length: 501 }, () => 'a::b')]);
+const windowStart = fc.constantFrom<unknown>(
+  '2025-12-31T00:00:00Z',
+  Date.UTC(2025, 11, 31),
+  String(Date.UTC(2025, 11, 31)),
+  0,
+  '1970-01-01T00:00:00Z',
+);
+const windowEnd = fc.constantFrom<unknown>(
+  '2026-01-02T00:00:00Z',
+  Date.UTC(2026, 0, 1, 0, 0, 2),
+  String(Date.UTC(2026, 0, 2)),
+  '9999-12-31T23:59:59.999Z',
+);
+const moduleInstanceIds = mostly<unknown>(fc.subarray([...KNOWN.moduleInstances], { minLength: 1 }), [
+  [],
+  ...[500, 501, 5_000].map((n) => Array.from({ length: n }, (_, i) => `mi-${i}`)),
+]);
+const logSourceKeys = mostly<unknown>(fc.subarray([...KNOWN.logSourceKeys], { minLength: 1 }), [
+  ['a::'],
+  ['::b'],
+  ['::'],
+  ['a::b::c'],
+  ['mi-a-web:app'],
+  ['mi-a-web::'],
+  Array.from({ length: 501 }, () => 'a::b'),
+]);
 /** The selector rules of the spec: one of the forms it allows, or (now and then) none or a forbidden combination. */
 const selectors: fc.Arbitrary<[string, unknown][]> = fc.oneof(
   { weight: 3, arbitrary: known(KNOWN.environments).map((e): [string, unknown][] => [['environmentId', e]]) },
-  { weight: 1, arbitrary: fc.tuple(known(KNOWN.environments), moduleInstanceIds).map(([e, m]): [string, unknown][] => [['environmentId', e], ['moduleInstanceIds', m]]) },
+  {
+    weight: 1,
+    arbitrary: fc.tuple(known(KNOWN.environments), moduleInstanceIds).map(([e, m]): [string, unknown][] => [
+      ['environmentId', e],
+      ['moduleInstanceIds', m],
+    ]),
+  },
   { weight: 2, arbitrary: moduleInstanceIds.map((m): [string, unknown][] => [['moduleInstanceIds', m]]) },
-  { weight: 2, arbitrary: fc.tuple(logSourceKeys, fc.option(moduleInstanceIds)).map(([k, m]): [string, unknown][] => [['logSourceKeys', k], ...(m === null ? [] : [['moduleInstanceIds', m] as [string, unknown]])]) },
-  { weight: 2, arbitrary: known(KNOWN.deploymentResources).map((d): [string, unknown][] => [['deploymentResourceId', d]]) },
-  { weight: 1, arbitrary: fc.tuple(known(KNOWN.deploymentResources), known(KNOWN.environments)).map(([d, e]): [string, unknown][] => [['deploymentResourceId', d], ['environmentId', e]]) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .tuple(logSourceKeys, fc.option(moduleInstanceIds))
+      .map(([k, m]): [string, unknown][] => [
+        ['logSourceKeys', k],
+        ...(m === null ? [] : [['moduleInstanceIds', m] as [string, unknown]]),
+      ]),
+  },
+  {
+    weight: 2,
+    arbitrary: known(KNOWN.deploymentResources).map((d): [string, unknown][] => [['deploymentResourceId', d]]),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(known(KNOWN.deploymentResources), known(KNOWN.environments))
+      .map(([d, e]): [string, unknown][] => [
+        ['deploymentResourceId', d],
+        ['environmentId', e],
+      ]),
+  },
   { weight: 1, arbitrary: fc.constant<[string, unknown][]>([]) },
 );
 const logQueryBody = objectOf(
   {
     startTime: fc.oneof({ weight: 3, arbitrary: windowStart }, { weight: 1, arbitrary: timeValue }),
     endTime: fc.oneof({ weight: 3, arbitrary: windowEnd }, { weight: 1, arbitrary: timeValue }),
-    limit: optional(mostly<unknown>(fc.integer({ min: 1, max: 10_000 }), [0, -1, 10_001, 1.5, '10', new Raw('1e400'), new Raw('1.0'), new Raw('1E1')]), 1),
+    limit: optional(
+      mostly<unknown>(fc.integer({ min: 1, max: 10_000 }), [
+        0,
+        -1,
+        10_001,
+        1.5,
+        '10',
+        new Raw('1e400'),
+        new Raw('1.0'),
+        new Raw('1E1'),
+      ]),
+      1,
+    ),
     complete: optional(mostly<unknown>(fc.boolean(), ['true', 1, null]), 2),
     filter: optional(fc.oneof({ weight: 3, arbitrary: treeArb }, { weight: 2, arbitrary: hostileTree }), 1),
   },
   { together: selectors },
 );
-const logQuery = fc.tuple(authorization, logQueryBody).map(([auth, body]) => post('/cloud/logs/logs-insights', auth, body));
+const logQuery = fc
+  .tuple(authorization, logQueryBody)
+  .map(([auth, body]) => post('/cloud/logs/logs-insights', auth, body));
 
 // ---------------------------------------------------------------- log stream and ingest
 
 const FILTER_PATTERNS = [
-  '', 'ERROR', '?ERROR ?WARN', '"event 1"', '-ERROR', '{ $.level = "info" }', '{ $.user.id > 1 }', '{ ($.a = 1) && ($.b = 2) }', '{ $.a = * }', '{ $.a IS NULL }',
-  '%ERR%', '%(%', '%a% %b% %c%', '"unterminated', '{ $.a = ', '{ ($.a = 1) && ($.b = 2 }', '[w1, w2]', '[ip, user, ...]', '{ $.x[0] = 1 }', '{ $.a = "\\"" }',
-  '{ $. = 1 }', '{}', '{', '}', '?', '"', '%', '%%', '[', '[,]', 'x'.repeat(1_024), 'x'.repeat(1_025), '{ $.a = 1e400 }', '{ $.a = -0 }', '\u0000', '\ud800',
+  '',
+  'ERROR',
+  '?ERROR ?WARN',
+  '"event 1"',
+  '-ERROR',
+  '{ $.level = "info" }',
+  '{ $.user.id > 1 }',
+  '{ ($.a = 1) && ($.b = 2) }',
+  '{ $.a = * }',
+  '{ $.a IS NULL }',
+  '%ERR%',
+  '%(%',
+  '%a% %b% %c%',
+  '"unterminated',
+  '{ $.a = ',
+  '{ ($.a = 1) && ($.b = 2 }',
+  '[w1, w2]',
+  '[ip, user, ...]',
+  '{ $.x[0] = 1 }',
+  '{ $.a = "\\"" }',
+  '{ $. = 1 }',
+  '{}',
+  '{',
+  '}',
+  '?',
+  '"',
+  '%',
+  '%%',
+  '[',
+  '[,]',
+  'x'.repeat(1_024),
+  'x'.repeat(1_025),
+  '{ $.a = 1e400 }',
+  '{ $.a = -0 }',
+  '\u0000',
+  '\ud800',
 ];
 /** Exactly one of logStreamPrefix and logStreamNames (as the spec asks), now and then both or neither. */
 const streamSelector = fc.oneof(
-  { weight: 4, arbitrary: fc.constantFrom('web/', 'jobs/', 'w').map((p) => [['logStreamPrefix', pct(p)]] as QueryPairs) },
-  { weight: 4, arbitrary: fc.subarray([...KNOWN.logStreams], { minLength: 1 }).map((names) => [['logStreamNames', names.map(pct).join(',')]] as QueryPairs) },
-  { weight: 1, arbitrary: fc.constantFrom<QueryPairs>([], [['logStreamPrefix', '']], [['logStreamPrefix', 'web/'], ['logStreamNames', 'web/1']], [['logStreamNames', Array.from({ length: 101 }, (_, i) => `s${i}`).join(',')]]) },
+  {
+    weight: 4,
+    arbitrary: fc.constantFrom('web/', 'jobs/', 'w').map((p) => [['logStreamPrefix', pct(p)]] as QueryPairs),
+  },
+  {
+    weight: 4,
+    arbitrary: fc
+      .subarray([...KNOWN.logStreams], { minLength: 1 })
+      .map((names) => [['logStreamNames', names.map(pct).join(',')]] as QueryPairs),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom<QueryPairs>(
+      [],
+      [['logStreamPrefix', '']],
+      [
+        ['logStreamPrefix', 'web/'],
+        ['logStreamNames', 'web/1'],
+      ],
+      [['logStreamNames', Array.from({ length: 101 }, (_, i) => `s${i}`).join(',')]],
+    ),
+  },
 );
 const streamParams = fc
   .tuple(
     params({
       accountId: known(KNOWN.accounts),
-      logGroups: mostly(fc.subarray([...KNOWN.logGroups], { minLength: 1, maxLength: 2 }).map((g) => g.join(',')), [Array.from({ length: 51 }, (_, i) => `/g/${i}`).join(','), '', ',', '/app/web,,/app/jobs']),
+      logGroups: mostly(
+        fc.subarray([...KNOWN.logGroups], { minLength: 1, maxLength: 2 }).map((g) => g.join(',')),
+        [Array.from({ length: 51 }, (_, i) => `/g/${i}`).join(','), '', ',', '/app/web,,/app/jobs'],
+      ),
       region: maybe(known(KNOWN.regions), 1),
       startTime: maybe(mostly(fc.constantFrom('2025-12-31T00:00:00Z', '0', '1767225600000'), DATE_STRINGS), 1),
       endTime: maybe(mostly(fc.constantFrom('2026-01-02T00:00:00Z', '1767312000000'), DATE_STRINGS), 2),
       // Mostly a bounded history read; a live tail now and then (cut by the client after its first bytes).
-      tail: fc.oneof({ weight: 12, arbitrary: fc.constant('false') }, { weight: 1, arbitrary: fc.constantFrom('true', '1', 'yes', 'FALSE', '', 'null') }),
+      tail: fc.oneof(
+        { weight: 12, arbitrary: fc.constant('false') },
+        { weight: 1, arbitrary: fc.constantFrom('true', '1', 'yes', 'FALSE', '', 'null') },
+      ),
       filterPattern: maybe(mostly(fc.constantFrom(...FILTER_PATTERNS), SPECIAL_STRINGS), 1),
     }),
     streamSelector,
   )
   .map(([pairs, selector]) => [...pairs, ...selector]);
 const stream = fc
-  .tuple(authorization, queryOf(streamParams), fc.option(fc.constantFrom('', 'garbage', 'eyJwIjoiaCJ9', 'eyJwIjoiaCIsInRzIjoxZTQwMCwiZSI6IngifQ', 'eyJwIjoidCJ9', 'x'.repeat(5_000), '%00', '\xff'), { freq: 6 }))
-  .map(([auth, query, lastEventId]): FuzzRequestInit => ({
-    method: 'GET',
-    target: `/cloud/logs/stream${queryString(query)}`,
-    headers: [...auth, ...(lastEventId === null ? [] : [['Last-Event-ID', lastEventId] as [string, string]])],
-  }));
+  .tuple(
+    authorization,
+    queryOf(streamParams),
+    fc.option(
+      fc.constantFrom(
+        '',
+        'garbage',
+        'eyJwIjoiaCJ9',
+        'eyJwIjoiaCIsInRzIjoxZTQwMCwiZSI6IngifQ',
+        'eyJwIjoidCJ9',
+        'x'.repeat(5_000),
+        '%00',
+        '\xff',
+      ),
+      { freq: 6 },
+    ),
+  )
+  .map(
+    ([auth, query, lastEventId]): FuzzRequestInit => ({
+      method: 'GET',
+      target: `/cloud/logs/stream${queryString(query)}`,
+      headers: [...auth, ...(lastEventId === null ? [] : [['Last-Event-ID', lastEventId] as [string, string]])],
+    }),
+  );
 
 const ingestEvent = objectOf(
-  { message: mostly(fc.string({ maxLength: 40 }), SPECIAL_STRINGS), timestamp: optional(mostly<unknown>(fc.integer({ min: 0, max: 253402300799999 }), DATE_STRINGS), 1) },
+  {
+    message: mostly(fc.string({ maxLength: 40 }), SPECIAL_STRINGS),
+    timestamp: optional(mostly<unknown>(fc.integer({ min: 0, max: 253402300799999 }), DATE_STRINGS), 1),
+  },
   { whole: 12 },
 );
 const ingestBody = objectOf({
@@ -176,7 +423,12 @@ const ingestBody = objectOf({
   logStream: mostly(known([...KNOWN.logStreams, 'fuzz/1']), ['x'.repeat(512), 'x'.repeat(513), 'a/b', ' ']),
   events: fc.oneof(
     { weight: 12, arbitrary: fc.array(ingestEvent, { maxLength: 4 }) },
-    { weight: 1, arbitrary: fc.constantFrom(10_000, 10_001).map((n) => new Raw(`[${Array.from({ length: n }, () => '{"message":""}').join(',')}]`)) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .constantFrom(10_000, 10_001)
+        .map((n) => new Raw(`[${Array.from({ length: n }, () => '{"message":""}').join(',')}]`)),
+    },
     { weight: 1, arbitrary: fc.constant(new Raw(`[{"message":"${'m'.repeat(262_145)}"}]`)) },
   ),
 });
@@ -185,9 +437,37 @@ const ingest = fc.tuple(authorization, ingestBody).map(([auth, body]) => post('/
 // ---------------------------------------------------------------- domains and certificates
 
 const DOMAIN_NAMES = [
-  'com', 'co.uk', '*.com', '*', '*.*.example', 'a..b', '-a.example', 'a-.example', 'xn--', 'xn--zz.example', 'ümlaut.example', 'ÉXAMPLE.COM.', `${'a'.repeat(63)}.example`,
-  `${'a'.repeat(64)}.example`, `${'abcdefghi.'.repeat(25)}example`, '1.2.3.4', '[::1]', 'localhost', 'exa mple.com', 'example.com..', '.example.com', '_dmarc.example.com',
-  'xn--80ak6aa92e.com', '\u0000.example', '😀.example', 'x.berth.app', 'BERTH.DEV.', 'a.b.apps.acme.example', '*.acme.example', 'ex\u200bample.com', 'exam\u00adple.com',
+  'com',
+  'co.uk',
+  '*.com',
+  '*',
+  '*.*.example',
+  'a..b',
+  '-a.example',
+  'a-.example',
+  'xn--',
+  'xn--zz.example',
+  'ümlaut.example',
+  'ÉXAMPLE.COM.',
+  `${'a'.repeat(63)}.example`,
+  `${'a'.repeat(64)}.example`,
+  `${'abcdefghi.'.repeat(25)}example`,
+  '1.2.3.4',
+  '[::1]',
+  'localhost',
+  'exa mple.com',
+  'example.com..',
+  '.example.com',
+  '_dmarc.example.com',
+  'xn--80ak6aa92e.com',
+  '\u0000.example',
+  '😀.example',
+  'x.berth.app',
+  'BERTH.DEV.',
+  'a.b.apps.acme.example',
+  '*.acme.example',
+  'ex\u200bample.com',
+  'exam\u00adple.com',
 ];
 const domains = fc
   .tuple(
@@ -195,31 +475,77 @@ const domains = fc
     queryOf(
       params({
         moduleInstanceId: known(KNOWN.moduleInstances),
-        limit: maybe(mostly(fc.integer({ min: 1, max: 100 }).map(String), ['101', '0', '-1', '1.5', '1e400', 'abc', ' 1', '0x10', '1e1']), 1),
-        cursor: maybe(fc.oneof(fc.base64String({ maxLength: 60 }), fc.constantFrom('x'.repeat(2_049), 'eyJ9', '.', '=')), 4),
+        limit: maybe(
+          mostly(fc.integer({ min: 1, max: 100 }).map(String), [
+            '101',
+            '0',
+            '-1',
+            '1.5',
+            '1e400',
+            'abc',
+            ' 1',
+            '0x10',
+            '1e1',
+          ]),
+          1,
+        ),
+        cursor: maybe(
+          fc.oneof(fc.base64String({ maxLength: 60 }), fc.constantFrom('x'.repeat(2_049), 'eyJ9', '.', '=')),
+          4,
+        ),
       }),
     ),
   )
   .map(([auth, query]): FuzzRequestInit => ({ method: 'GET', target: `/domains${queryString(query)}`, headers: auth }));
 
 const nameAvailability = fc
-  .tuple(authorization, queryOf(params({ name: fc.oneof(known(KNOWN.domainNames), fc.constantFrom(...DOMAIN_NAMES), fc.domain()), moduleInstanceId: maybe(known(KNOWN.moduleInstances), 1) })))
-  .map(([auth, query]): FuzzRequestInit => ({ method: 'GET', target: `/domains/name-availability${queryString(query)}`, headers: auth }));
+  .tuple(
+    authorization,
+    queryOf(
+      params({
+        name: fc.oneof(known(KNOWN.domainNames), fc.constantFrom(...DOMAIN_NAMES), fc.domain()),
+        moduleInstanceId: maybe(known(KNOWN.moduleInstances), 1),
+      }),
+    ),
+  )
+  .map(
+    ([auth, query]): FuzzRequestInit => ({
+      method: 'GET',
+      target: `/domains/name-availability${queryString(query)}`,
+      headers: auth,
+    }),
+  );
 
 const retryValidation = fc
-  .tuple(authorization, pathSegment(KNOWN.certificates), fc.option(fc.oneof(hostileJson.map(jsonText), fc.constant('{}')), { freq: 4 }))
-  .map(([auth, id, body]): FuzzRequestInit => ({
-    method: 'POST',
-    target: `/managed-certificates/${id}/retry-validation`,
-    headers: body === null ? auth : [...auth, JSON_TYPE],
-    ...(body === null ? {} : { body: Buffer.from(body, 'utf8') }),
-  }));
+  .tuple(
+    authorization,
+    pathSegment(KNOWN.certificates),
+    fc.option(fc.oneof(hostileJson.map(jsonText), fc.constant('{}')), { freq: 4 }),
+  )
+  .map(
+    ([auth, id, body]): FuzzRequestInit => ({
+      method: 'POST',
+      target: `/managed-certificates/${id}/retry-validation`,
+      headers: body === null ? auth : [...auth, JSON_TYPE],
+      ...(body === null ? {} : { body: Buffer.from(body, 'utf8') }),
+    }),
+  );
 
 // ---------------------------------------------------------------- operations
 
 const operations = fc
-  .tuple(fc.constantFrom('/healthz', '/readyz', '/metrics', '/openapi.json'), fc.option(authorization, { freq: 3 }), queryOf(params({ format: maybe(fc.constantFrom('json', 'x'), 3) })))
-  .map(([path, auth, query]): FuzzRequestInit => ({ method: 'GET', target: `${path}${queryString(query)}`, headers: auth ?? [] }));
+  .tuple(
+    fc.constantFrom('/healthz', '/readyz', '/metrics', '/openapi.json'),
+    fc.option(authorization, { freq: 3 }),
+    queryOf(params({ format: maybe(fc.constantFrom('json', 'x'), 3) })),
+  )
+  .map(
+    ([path, auth, query]): FuzzRequestInit => ({
+      method: 'GET',
+      target: `${path}${queryString(query)}`,
+      headers: auth ?? [],
+    }),
+  );
 
 /** Every route's generator, with the generic mutations applied to a share of its requests. */
 export const ROUTES: { name: string; arb: fc.Arbitrary<FuzzRequest> }[] = [

@@ -47,8 +47,17 @@ export function exchange(port: number, bytes: Buffer, options: ExchangeOptions):
       clearTimeout(timer);
       clearTimeout(cutTimer);
       socket.destroy();
-      const parsed = parseResponses(received, methods, how.cut === true || how.closed === true || how.timedOut === true);
-      resolve({ responses: parsed.responses, closed: how.closed === true, timedOut: how.timedOut === true, trailing: parsed.rest });
+      const parsed = parseResponses(
+        received,
+        methods,
+        how.cut === true || how.closed === true || how.timedOut === true,
+      );
+      resolve({
+        responses: parsed.responses,
+        closed: how.closed === true,
+        timedOut: how.timedOut === true,
+        trailing: parsed.rest,
+      });
     };
     const timer = setTimeout(() => finish({ timedOut: true }), timeoutMs);
     socket.on('error', () => undefined);
@@ -127,7 +136,8 @@ export function parseResponses(data: Buffer, methods: string[], atEnd: boolean):
       }
     } else if (cl !== undefined) {
       const length = Number(cl[0]);
-      if (cl.length !== 1 || !Number.isSafeInteger(length) || length < 0) return { responses, rest: data.subarray(offset), partialBody: false };
+      if (cl.length !== 1 || !Number.isSafeInteger(length) || length < 0)
+        return { responses, rest: data.subarray(offset), partialBody: false };
       if (data.length < bodyStart + length) {
         return { responses, rest: data.subarray(offset), partialBody: false };
       }
@@ -153,17 +163,31 @@ function readChunked(data: Buffer, start: number): { body: Buffer; end: number; 
     if (!Number.isSafeInteger(size) || size < 0) return undefined;
     if (size === 0) {
       const trailerEnd = data.indexOf(HEAD_END, lineEnd);
-      const end = data.subarray(lineEnd, lineEnd + 4).equals(HEAD_END) ? lineEnd + 4 : trailerEnd === -1 ? -1 : trailerEnd + 4;
+      const end = data.subarray(lineEnd, lineEnd + 4).equals(HEAD_END)
+        ? lineEnd + 4
+        : trailerEnd === -1
+          ? -1
+          : trailerEnd + 4;
       if (end === -1) return { body: Buffer.concat(parts), end: pos, complete: false };
       return { body: Buffer.concat(parts), end, complete: true };
     }
-    if (data.length < lineEnd + 2 + size + 2) return { body: Buffer.concat([...parts, data.subarray(lineEnd + 2)]), end: pos, complete: false };
+    if (data.length < lineEnd + 2 + size + 2)
+      return { body: Buffer.concat([...parts, data.subarray(lineEnd + 2)]), end: pos, complete: false };
     parts.push(data.subarray(lineEnd + 2, lineEnd + 2 + size));
     pos = lineEnd + 2 + size + 2;
   }
 }
 
-const ERROR_KEYS = new Set(['code', 'message', 'description', 'action', 'details', 'isInternal', 'metadata', 'requestId']);
+const ERROR_KEYS = new Set([
+  'code',
+  'message',
+  'description',
+  'action',
+  'details',
+  'isInternal',
+  'metadata',
+  'requestId',
+]);
 const CODE = /^[a-z0-9-]+:[a-z0-9-]+:[a-z0-9-]+$/;
 
 /**
@@ -185,14 +209,18 @@ export function responseProblems(res: WireResponse, method: string): string[] {
     problems.push(`error body is not JSON: ${JSON.stringify(res.body.toString('latin1').slice(0, 200))}`);
     return problems;
   }
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return [...problems, 'error body is not an object'];
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    return [...problems, 'error body is not an object'];
   const object = body as Record<string, unknown>;
   for (const key of Object.keys(object)) if (!ERROR_KEYS.has(key)) problems.push(`unexpected error property '${key}'`);
-  if (typeof object.code !== 'string' || !CODE.test(object.code)) problems.push(`bad code ${JSON.stringify(object.code)}`);
+  if (typeof object.code !== 'string' || !CODE.test(object.code))
+    problems.push(`bad code ${JSON.stringify(object.code)}`);
   if (typeof object.message !== 'string') problems.push('message is not a string');
   const requestId = res.headers.get('x-request-id')?.[0];
   if (typeof object.requestId !== 'string' || object.requestId !== requestId) {
-    problems.push(`requestId ${JSON.stringify(object.requestId)} differs from x-request-id ${JSON.stringify(requestId)}`);
+    problems.push(
+      `requestId ${JSON.stringify(object.requestId)} differs from x-request-id ${JSON.stringify(requestId)}`,
+    );
   }
   if (res.status < 500 && object.isInternal !== undefined) problems.push('isInternal on a client error');
   return problems;

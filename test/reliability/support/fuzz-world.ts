@@ -16,7 +16,14 @@ export const KNOWN = {
   logGroups: ['/app/web', '/app/web-access', '/app/jobs', '/ecs/web'],
   logStreams: ['web/1', 'web/2', 'jobs/a'],
   certificates: ['cert-www', 'cert-apps', 'cert-b'],
-  domainNames: ['www.acme.example', 'api.apps.acme.example', '*.apps.acme.example', 'shop.beta.example', 'new.acme.example', 'berth.dev'],
+  domainNames: [
+    'www.acme.example',
+    'api.apps.acme.example',
+    '*.apps.acme.example',
+    'shop.beta.example',
+    'new.acme.example',
+    'berth.dev',
+  ],
 } as const;
 
 const T0 = Date.UTC(2026, 0, 1);
@@ -30,7 +37,10 @@ export function fuzzFixture(): Record<string, unknown> {
       logGroup: s === 2 ? '/app/jobs' : '/app/web',
       logStream: stream,
       timestamp: T0 + s * 1000 + i,
-      message: i % 2 === 0 ? JSON.stringify({ level: 'info', msg: `event ${i}`, user: { id: i } }) : `ERROR event ${i} of ${stream}`,
+      message:
+        i % 2 === 0
+          ? JSON.stringify({ level: 'info', msg: `event ${i}`, user: { id: i } })
+          : `ERROR event ${i} of ${stream}`,
     })),
   );
   const world = domainWorld({
@@ -43,7 +53,15 @@ export function fuzzFixture(): Record<string, unknown> {
         region: 'eu-west-1',
         snapshot: {
           taskArn: 'arn:aws:ecs:eu-west-1:111122223333:task/cluster/0123456789abcdef',
-          containerDefinitions: [{ name: 'web', logConfiguration: { logDriver: 'awslogs', options: { 'awslogs-group': '/ecs/web', 'awslogs-stream-prefix': 'ecs' } } }],
+          containerDefinitions: [
+            {
+              name: 'web',
+              logConfiguration: {
+                logDriver: 'awslogs',
+                options: { 'awslogs-group': '/ecs/web', 'awslogs-stream-prefix': 'ecs' },
+              },
+            },
+          ],
         },
       },
       {
@@ -54,13 +72,30 @@ export function fuzzFixture(): Record<string, unknown> {
         region: 'eu-west-1',
         snapshot: { instanceId: 'i-0abc', logGroup: '/app/deploys', releases: [{ id: 'rel-1' }] },
       },
-      { id: 'dr-lb', moduleInstanceId: 'mi-a-web', type: 'elb-load-balancer', cloudAccountId: 'acct-a', region: 'eu-west-1', snapshot: { arn: 'x' } },
-      { id: 'dr-broken', moduleInstanceId: 'mi-a-web', type: 'ecs-task', cloudAccountId: 'acct-a', region: 'eu-west-1', snapshot: {} },
+      {
+        id: 'dr-lb',
+        moduleInstanceId: 'mi-a-web',
+        type: 'elb-load-balancer',
+        cloudAccountId: 'acct-a',
+        region: 'eu-west-1',
+        snapshot: { arn: 'x' },
+      },
+      {
+        id: 'dr-broken',
+        moduleInstanceId: 'mi-a-web',
+        type: 'ecs-task',
+        cloudAccountId: 'acct-a',
+        region: 'eu-west-1',
+        snapshot: {},
+      },
     ],
     logEvents: events,
   }) as Record<string, Record<string, unknown>[]>;
   const sources: Record<string, Record<string, unknown>[]> = {
-    'mi-a-web': [logSource('app', 'acct-a', '/app/web', { region: 'eu-west-1' }), logSource('access', 'acct-a', '/app/web-access', { region: 'eu-west-1' })],
+    'mi-a-web': [
+      logSource('app', 'acct-a', '/app/web', { region: 'eu-west-1' }),
+      logSource('access', 'acct-a', '/app/web-access', { region: 'eu-west-1' }),
+    ],
     'mi-a-worker': [logSource('jobs', 'acct-a', '/app/jobs', { region: 'eu-west-1', logStreamPrefix: 'jobs/' })],
     'mi-b-shop': [logSource('app', 'acct-b', '/b/app')],
   };

@@ -15,7 +15,8 @@ export default function setup(): () => void {
       .split('\n')
       .filter((l) => l.trim() !== '')
       .map((l) => JSON.parse(l) as Recorded);
-    const line = (r: Recorded) => `| ${r.area} | ${r.check} | ${r.result} | ${r.database} | ${r.node} | ${r.ok ? 'ok' : 'FELL SHORT'} |`;
+    const line = (r: Recorded) =>
+      `| ${r.area} | ${r.check} | ${r.result} | ${r.database} | ${r.node} | ${r.ok ? 'ok' : 'FELL SHORT'} |`;
     const header = ['| area | check | result | database | node | status |', '|---|---|---|---|---|---|'];
     const short = rows.filter((r) => !r.ok);
     const text = [

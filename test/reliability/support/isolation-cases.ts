@@ -18,11 +18,41 @@ const bearer = (token: string) => `Bearer ${token}`;
 
 /** Who looks across the boundary: members of one side, a viewer (who may not write), a both-orgs principal, a scoped superadmin. */
 export const VIEWPOINTS: Viewpoint[] = [
-  { key: 'owner-a', label: 'owner of A', who: 'owner of org A, key scoped to org A', authorization: bearer(TOKENS.owner), home: 'A' },
-  { key: 'viewer-a', label: 'viewer of A', who: 'viewer of org A (may read, not write), key scoped to org A', authorization: bearer(TOKENS.viewer), home: 'A' },
-  { key: 'admin-b', label: 'admin of B', who: 'admin of org B only, key scoped to org B', authorization: bearer(TOKENS.otherAdmin), home: 'B' },
-  { key: 'scoped-b', label: 'A\'s owner, key scoped to B', who: 'owner of org A and viewer of org B, key scoped to org B', authorization: bearer(EXTRA_TOKENS.bothScopedB), home: 'B' },
-  { key: 'superadmin-b', label: 'superadmin, key scoped to B', who: 'superadmin, key scoped to org B', authorization: bearer(EXTRA_TOKENS.superadminScopedB), home: 'B' },
+  {
+    key: 'owner-a',
+    label: 'owner of A',
+    who: 'owner of org A, key scoped to org A',
+    authorization: bearer(TOKENS.owner),
+    home: 'A',
+  },
+  {
+    key: 'viewer-a',
+    label: 'viewer of A',
+    who: 'viewer of org A (may read, not write), key scoped to org A',
+    authorization: bearer(TOKENS.viewer),
+    home: 'A',
+  },
+  {
+    key: 'admin-b',
+    label: 'admin of B',
+    who: 'admin of org B only, key scoped to org B',
+    authorization: bearer(TOKENS.otherAdmin),
+    home: 'B',
+  },
+  {
+    key: 'scoped-b',
+    label: "A's owner, key scoped to B",
+    who: 'owner of org A and viewer of org B, key scoped to org B',
+    authorization: bearer(EXTRA_TOKENS.bothScopedB),
+    home: 'B',
+  },
+  {
+    key: 'superadmin-b',
+    label: 'superadmin, key scoped to B',
+    who: 'superadmin, key scoped to org B',
+    authorization: bearer(EXTRA_TOKENS.superadminScopedB),
+    home: 'B',
+  },
 ];
 
 /** What a case sends: the request naming the foreign object, and the one naming a made-up one. */
@@ -48,7 +78,11 @@ export interface IsolationKind {
   pair(minted: Minted, home: Org, foreign: Org): Pair;
 }
 
-const logQuery = (selector: Record<string, unknown>): Probe => ({ method: 'POST', path: '/cloud/logs/logs-insights', body: { ...WINDOW, ...selector } });
+const logQuery = (selector: Record<string, unknown>): Probe => ({
+  method: 'POST',
+  path: '/cloud/logs/logs-insights',
+  body: { ...WINDOW, ...selector },
+});
 const M = IDS.missing;
 
 /** The home cursor with its last character changed: still well-formed, no longer sealed. */
@@ -84,7 +118,11 @@ export const KINDS: IsolationKind[] = [
     key: 'environment',
     object: 'environment id',
     request: 'POST /cloud/logs/logs-insights {environmentId: {id}}',
-    pair: (_m, _h, f) => ({ foreign: logQuery({ environmentId: IDS[f].environment }), missing: logQuery({ environmentId: M.environment }), ids: [IDS[f].environment, M.environment] }),
+    pair: (_m, _h, f) => ({
+      foreign: logQuery({ environmentId: IDS[f].environment }),
+      missing: logQuery({ environmentId: M.environment }),
+      ids: [IDS[f].environment, M.environment],
+    }),
   },
   {
     key: 'instances',
@@ -131,14 +169,17 @@ export const KINDS: IsolationKind[] = [
     object: 'log source key',
     request: 'POST /cloud/logs/logs-insights {environmentId: <own>, logSourceKeys: [{id}]}',
     pair: (_m, h, f) => ({
-      foreign: logQuery({ environmentId: IDS[h].environment, logSourceKeys: [`${IDS[f].moduleInstance}::${IDS[f].logSource}`] }),
+      foreign: logQuery({
+        environmentId: IDS[h].environment,
+        logSourceKeys: [`${IDS[f].moduleInstance}::${IDS[f].logSource}`],
+      }),
       missing: logQuery({ environmentId: IDS[h].environment, logSourceKeys: [`${M.moduleInstance}::${M.logSource}`] }),
       ids: [IDS[f].moduleInstance, IDS[f].logSource, M.moduleInstance, M.logSource],
     }),
   },
   {
     key: 'crossed-source',
-    object: 'log source of an own instance reading another org\'s account (seeded)',
+    object: "log source of an own instance reading another org's account (seeded)",
     request: `POST /cloud/logs/logs-insights {logSourceKeys: ["${CROSSED.moduleInstance}::{id}"]}`,
     only: 'A',
     pair: () => ({
@@ -184,7 +225,13 @@ export const KINDS: IsolationKind[] = [
     object: 'cloud account id',
     request: 'POST /cloud/logs/local/events {accountId: {id}}',
     pair: (_m, _h, f) => {
-      const body = (accountId: string) => ({ accountId, region: REGION, logGroup: '/matrix/ingest', logStream: 'cases', events: [{ message: 'case', timestamp: 0 }] });
+      const body = (accountId: string) => ({
+        accountId,
+        region: REGION,
+        logGroup: '/matrix/ingest',
+        logStream: 'cases',
+        events: [{ message: 'case', timestamp: 0 }],
+      });
       return {
         foreign: { method: 'POST', path: '/cloud/logs/local/events', body: body(IDS[f].account) },
         missing: { method: 'POST', path: '/cloud/logs/local/events', body: body(M.account) },
@@ -208,8 +255,14 @@ export const KINDS: IsolationKind[] = [
     request: 'GET /domains?moduleInstanceId=<own>&cursor={id}',
     missingIs: 'the own cursor, tampered',
     pair: (m, h, f) => ({
-      foreign: { method: 'GET', path: `/domains?moduleInstanceId=${IDS[h].moduleInstance}&cursor=${encodeURIComponent(m.cursor[f])}` },
-      missing: { method: 'GET', path: `/domains?moduleInstanceId=${IDS[h].moduleInstance}&cursor=${encodeURIComponent(tamper(m.cursor[h]))}` },
+      foreign: {
+        method: 'GET',
+        path: `/domains?moduleInstanceId=${IDS[h].moduleInstance}&cursor=${encodeURIComponent(m.cursor[f])}`,
+      },
+      missing: {
+        method: 'GET',
+        path: `/domains?moduleInstanceId=${IDS[h].moduleInstance}&cursor=${encodeURIComponent(tamper(m.cursor[h]))}`,
+      },
       ids: [],
     }),
   },
@@ -218,8 +271,14 @@ export const KINDS: IsolationKind[] = [
     object: 'module instance id (with its own cursor)',
     request: 'GET /domains?moduleInstanceId={id}&cursor=<a cursor of that instance>',
     pair: (m, _h, f) => ({
-      foreign: { method: 'GET', path: `/domains?moduleInstanceId=${IDS[f].moduleInstance}&cursor=${encodeURIComponent(m.cursor[f])}` },
-      missing: { method: 'GET', path: `/domains?moduleInstanceId=${M.moduleInstance}&cursor=${encodeURIComponent(m.cursor[f])}` },
+      foreign: {
+        method: 'GET',
+        path: `/domains?moduleInstanceId=${IDS[f].moduleInstance}&cursor=${encodeURIComponent(m.cursor[f])}`,
+      },
+      missing: {
+        method: 'GET',
+        path: `/domains?moduleInstanceId=${M.moduleInstance}&cursor=${encodeURIComponent(m.cursor[f])}`,
+      },
       ids: [IDS[f].moduleInstance, M.moduleInstance],
     }),
   },
@@ -228,8 +287,14 @@ export const KINDS: IsolationKind[] = [
     object: 'module instance id',
     request: 'GET /domains/name-availability?name=…&moduleInstanceId={id}',
     pair: (_m, _h, f) => ({
-      foreign: { method: 'GET', path: `/domains/name-availability?name=fresh.matrix.example&moduleInstanceId=${IDS[f].moduleInstance}` },
-      missing: { method: 'GET', path: `/domains/name-availability?name=fresh.matrix.example&moduleInstanceId=${M.moduleInstance}` },
+      foreign: {
+        method: 'GET',
+        path: `/domains/name-availability?name=fresh.matrix.example&moduleInstanceId=${IDS[f].moduleInstance}`,
+      },
+      missing: {
+        method: 'GET',
+        path: `/domains/name-availability?name=fresh.matrix.example&moduleInstanceId=${M.moduleInstance}`,
+      },
       ids: [IDS[f].moduleInstance, M.moduleInstance],
     }),
   },
@@ -271,11 +336,19 @@ function streamCell(o: Outcome, home: Org): string {
 function compare(pair: Pair, foreign: Outcome, missing: Outcome, home: Org): string | undefined {
   if (foreign.status !== missing.status) return `status ${foreign.status} ≠ ${missing.status}`;
   if (pair.stream) {
-    if (foreign.contentType !== missing.contentType) return `content-type ${foreign.contentType} ≠ ${missing.contentType}`;
-    const shape = (o: Outcome) => JSON.stringify((o.messages ?? []).map((m) => [m.event ?? null, Object.keys(m.data ?? {}).sort(), m.data?.isFinal ?? null]).slice(-1));
+    if (foreign.contentType !== missing.contentType)
+      return `content-type ${foreign.contentType} ≠ ${missing.contentType}`;
+    const shape = (o: Outcome) =>
+      JSON.stringify(
+        (o.messages ?? [])
+          .map((m) => [m.event ?? null, Object.keys(m.data ?? {}).sort(), m.data?.isFinal ?? null])
+          .slice(-1),
+      );
     if (shape(foreign) !== shape(missing)) return `stream end ${shape(foreign)} ≠ ${shape(missing)}`;
     const leaked = streamedMessages(foreign).filter((msg) => !msg.includes(MARKER[home]));
-    return leaked.length > 0 ? `the stream carried events not of the caller's organization: ${leaked.join(', ')}` : undefined;
+    return leaked.length > 0
+      ? `the stream carried events not of the caller's organization: ${leaked.join(', ')}`
+      : undefined;
   }
   const a = JSON.stringify(comparable(foreign.body, pair.ids));
   const b = JSON.stringify(comparable(missing.body, pair.ids));
@@ -283,26 +356,33 @@ function compare(pair: Pair, foreign: Outcome, missing: Outcome, home: Org): str
 }
 
 /** Every kind × every viewpoint: the foreign object's answer next to the made-up one's. */
-export async function runCases(http: Http, minted: Minted, kinds = KINDS, viewpoints = VIEWPOINTS): Promise<CaseResult[]> {
+export async function runCases(
+  http: Http,
+  minted: Minted,
+  kinds = KINDS,
+  viewpoints = VIEWPOINTS,
+): Promise<CaseResult[]> {
   const out: CaseResult[] = [];
   for (const kind of kinds) {
     // A kind's viewpoints at once; results in a fixed order.
     const results = await Promise.all(
-      viewpoints.filter((v) => kind.only === undefined || v.home === kind.only).map(async (viewpoint): Promise<CaseResult> => {
-        const pair = kind.pair(minted, viewpoint.home, other(viewpoint.home));
-        const foreign = await send(http, viewpoint.authorization, pair.foreign);
-        const missing = await send(http, viewpoint.authorization, pair.missing);
-        const render = (o: Outcome) => (pair.stream ? streamCell(o, viewpoint.home) : cell(o));
-        return {
-          kind,
-          viewpoint,
-          foreign,
-          missing,
-          foreignCell: render(foreign),
-          missingCell: render(missing),
-          difference: compare(pair, foreign, missing, viewpoint.home),
-        };
-      }),
+      viewpoints
+        .filter((v) => kind.only === undefined || v.home === kind.only)
+        .map(async (viewpoint): Promise<CaseResult> => {
+          const pair = kind.pair(minted, viewpoint.home, other(viewpoint.home));
+          const foreign = await send(http, viewpoint.authorization, pair.foreign);
+          const missing = await send(http, viewpoint.authorization, pair.missing);
+          const render = (o: Outcome) => (pair.stream ? streamCell(o, viewpoint.home) : cell(o));
+          return {
+            kind,
+            viewpoint,
+            foreign,
+            missing,
+            foreignCell: render(foreign),
+            missingCell: render(missing),
+            difference: compare(pair, foreign, missing, viewpoint.home),
+          };
+        }),
     );
     out.push(...results);
   }

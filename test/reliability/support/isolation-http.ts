@@ -49,7 +49,10 @@ export function parseSse(text: string): SseMessage[] {
 export async function send(http: Http, authorization: string | undefined, probe: Probe): Promise<Outcome> {
   const headers: Record<string, string> = { ...probe.headers };
   if (authorization !== undefined) headers.authorization = authorization;
-  const res = await http.request(probe.method, probe.path, { headers, ...(probe.body === undefined ? {} : { body: probe.body }) });
+  const res = await http.request(probe.method, probe.path, {
+    headers,
+    ...(probe.body === undefined ? {} : { body: probe.body }),
+  });
   const contentType = res.headers.get('content-type') ?? '';
   const outcome: Outcome = { status: res.status, headers: res.headers, contentType, body: res.body, text: res.text };
   if (contentType.startsWith('text/event-stream')) outcome.messages = parseSse(res.text);
@@ -71,7 +74,9 @@ export function cell(o: Outcome): string {
 
 /** The log messages an event stream delivered. */
 export function streamedMessages(o: Outcome): string[] {
-  return (o.messages ?? []).flatMap((m) => (Array.isArray(m.data?.events) ? m.data.events.map((e: { message: string }) => e.message) : []));
+  return (o.messages ?? []).flatMap((m) =>
+    Array.isArray(m.data?.events) ? m.data.events.map((e: { message: string }) => e.message) : [],
+  );
 }
 
 const PLACEHOLDER = '<id>';
@@ -86,7 +91,11 @@ export function comparable(body: unknown, ids: string[]): unknown {
     if (typeof v === 'string') return fragments.reduce((s, f) => s.split(f).join(PLACEHOLDER), v);
     if (Array.isArray(v)) return v.map(walk);
     if (v !== null && typeof v === 'object') {
-      return Object.fromEntries(Object.entries(v).filter(([k]) => k !== 'requestId').map(([k, x]) => [k, walk(x)]));
+      return Object.fromEntries(
+        Object.entries(v)
+          .filter(([k]) => k !== 'requestId')
+          .map(([k, x]) => [k, walk(x)]),
+      );
     }
     return v;
   };

@@ -1,7 +1,16 @@
 // The authorization matrix: every route × every kind of caller, against org A's objects.
 import { TOKENS } from '../../support/world.js';
 import { cell, send, type Http, type Outcome, type Probe } from './isolation-http.js';
-import { EXTRA_TOKENS, IDS, INGEST_GROUP, LOG_GROUP, REGION, STREAM_PREFIX, WINDOW, type Org } from './isolation-world.js';
+import {
+  EXTRA_TOKENS,
+  IDS,
+  INGEST_GROUP,
+  LOG_GROUP,
+  REGION,
+  STREAM_PREFIX,
+  WINDOW,
+  type Org,
+} from './isolation-world.js';
 
 export type Role = 'owner' | 'admin' | 'member' | 'viewer';
 
@@ -25,7 +34,13 @@ const bearer = (token: string) => `Bearer ${token}`;
 
 export const UNAUTHENTICATED: CallerKind[] = [
   { key: 'none', label: 'no token', who: 'no `Authorization` header', rejected: 'auth:token:missing' },
-  { key: 'malformed', label: 'malformed', who: '`Authorization: Bearer not a token` (not one token68)', authorization: 'Bearer not a token', rejected: 'auth:token:invalid' },
+  {
+    key: 'malformed',
+    label: 'malformed',
+    who: '`Authorization: Bearer not a token` (not one token68)',
+    authorization: 'Bearer not a token',
+    rejected: 'auth:token:invalid',
+  },
   {
     key: 'unknown-key',
     label: 'unknown key',
@@ -36,19 +51,59 @@ export const UNAUTHENTICATED: CallerKind[] = [
   {
     key: 'wrong-secret',
     label: 'wrong secret',
-    who: 'the owner\'s key id (`k-owner`) with a wrong secret',
+    who: "the owner's key id (`k-owner`) with a wrong secret",
     authorization: bearer('berth_k-owner_wrong-secret-000000000000'),
     rejected: 'auth:token:invalid',
   },
-  { key: 'expired', label: 'expired', who: 'a key of an org A owner that expired', authorization: bearer(TOKENS.expired), rejected: 'auth:token:invalid' },
-  { key: 'revoked', label: 'revoked', who: 'a key of an org A owner that was revoked', authorization: bearer(TOKENS.revoked), rejected: 'auth:token:invalid' },
+  {
+    key: 'expired',
+    label: 'expired',
+    who: 'a key of an org A owner that expired',
+    authorization: bearer(TOKENS.expired),
+    rejected: 'auth:token:invalid',
+  },
+  {
+    key: 'revoked',
+    label: 'revoked',
+    who: 'a key of an org A owner that was revoked',
+    authorization: bearer(TOKENS.revoked),
+    rejected: 'auth:token:invalid',
+  },
 ];
 
 export const AUTHENTICATED: CallerKind[] = [
-  { key: 'viewer', label: 'viewer', who: 'viewer of org A, key scoped to org A', authorization: bearer(TOKENS.viewer), roles: { A: 'viewer' }, createsIn: 'A' },
-  { key: 'member', label: 'member', who: 'member of org A, unscoped key', authorization: bearer(TOKENS.member), roles: { A: 'member' }, createsIn: 'A' },
-  { key: 'admin', label: 'admin', who: 'admin of org A, key scoped to org A', authorization: bearer(TOKENS.admin), roles: { A: 'admin' }, createsIn: 'A' },
-  { key: 'owner', label: 'owner', who: 'owner of org A, key scoped to org A', authorization: bearer(TOKENS.owner), roles: { A: 'owner' }, createsIn: 'A' },
+  {
+    key: 'viewer',
+    label: 'viewer',
+    who: 'viewer of org A, key scoped to org A',
+    authorization: bearer(TOKENS.viewer),
+    roles: { A: 'viewer' },
+    createsIn: 'A',
+  },
+  {
+    key: 'member',
+    label: 'member',
+    who: 'member of org A, unscoped key',
+    authorization: bearer(TOKENS.member),
+    roles: { A: 'member' },
+    createsIn: 'A',
+  },
+  {
+    key: 'admin',
+    label: 'admin',
+    who: 'admin of org A, key scoped to org A',
+    authorization: bearer(TOKENS.admin),
+    roles: { A: 'admin' },
+    createsIn: 'A',
+  },
+  {
+    key: 'owner',
+    label: 'owner',
+    who: 'owner of org A, key scoped to org A',
+    authorization: bearer(TOKENS.owner),
+    roles: { A: 'owner' },
+    createsIn: 'A',
+  },
   {
     key: 'outsider',
     label: 'admin of B',
@@ -133,7 +188,11 @@ export function streamPath(account: string): string {
   return `/cloud/logs/stream?${q}`;
 }
 
-const query = (selector: Record<string, unknown>): Probe => ({ method: 'POST', path: '/cloud/logs/logs-insights', body: { ...WINDOW, ...selector } });
+const query = (selector: Record<string, unknown>): Probe => ({
+  method: 'POST',
+  path: '/cloud/logs/logs-insights',
+  body: { ...WINDOW, ...selector },
+});
 const A = IDS.A;
 
 export const ROWS: Row[] = [
@@ -148,16 +207,27 @@ export const ROWS: Row[] = [
   {
     key: 'category-create',
     route: 'POST /module-categories',
-    variant: 'in the key\'s organization',
+    variant: "in the key's organization",
     access: { kind: 'create' },
     success: 201,
-    probe: (_m, seq) => ({ method: 'POST', path: '/module-categories', body: { data: { givenId: `matrix-${seq}`, name: `Matrix ${seq}`, sortOrder: seq } } }),
+    probe: (_m, seq) => ({
+      method: 'POST',
+      path: '/module-categories',
+      body: { data: { givenId: `matrix-${seq}`, name: `Matrix ${seq}`, sortOrder: seq } },
+    }),
   },
-  { key: 'category-list', route: 'GET /module-categories', variant: '', access: { kind: 'read', hidden: '' }, success: 200, probe: () => ({ method: 'GET', path: '/module-categories' }) },
+  {
+    key: 'category-list',
+    route: 'GET /module-categories',
+    variant: '',
+    access: { kind: 'read', hidden: '' },
+    success: 200,
+    probe: () => ({ method: 'GET', path: '/module-categories' }),
+  },
   {
     key: 'category-get',
     route: 'GET /module-categories/{id}',
-    variant: 'org A\'s category',
+    variant: "org A's category",
     access: { kind: 'read', hidden: 'module-categories:category:not-found' },
     success: 200,
     probe: (m) => ({ method: 'GET', path: `/module-categories/${m.category.A}` }),
@@ -213,13 +283,19 @@ export const ROWS: Row[] = [
   {
     key: 'ingest',
     route: 'POST /cloud/logs/local/events',
-    variant: 'org A\'s `local` account',
+    variant: "org A's `local` account",
     access: { kind: 'write', hidden: 'logs:account:not-found' },
     success: 202,
     probe: () => ({
       method: 'POST',
       path: '/cloud/logs/local/events',
-      body: { accountId: A.account, region: REGION, logGroup: INGEST_GROUP, logStream: 'matrix', events: [{ message: 'matrix', timestamp: Date.parse(WINDOW.startTime) }] },
+      body: {
+        accountId: A.account,
+        region: REGION,
+        logGroup: INGEST_GROUP,
+        logStream: 'matrix',
+        events: [{ message: 'matrix', timestamp: Date.parse(WINDOW.startTime) }],
+      },
     }),
   },
   {
@@ -236,7 +312,10 @@ export const ROWS: Row[] = [
     variant: '`moduleInstanceId` and `cursor`',
     access: { kind: 'read', hidden: 'domains:module-instance:not-found' },
     success: 200,
-    probe: (m) => ({ method: 'GET', path: `/domains?moduleInstanceId=${A.moduleInstance}&limit=1&cursor=${encodeURIComponent(m.cursor.A)}` }),
+    probe: (m) => ({
+      method: 'GET',
+      path: `/domains?moduleInstanceId=${A.moduleInstance}&limit=1&cursor=${encodeURIComponent(m.cursor.A)}`,
+    }),
   },
   {
     key: 'name-availability',
@@ -244,18 +323,28 @@ export const ROWS: Row[] = [
     variant: '`name` and `moduleInstanceId`',
     access: { kind: 'read', hidden: 'domains:module-instance:not-found' },
     success: 200,
-    probe: () => ({ method: 'GET', path: `/domains/name-availability?name=${NAME}&moduleInstanceId=${A.moduleInstance}` }),
+    probe: () => ({
+      method: 'GET',
+      path: `/domains/name-availability?name=${NAME}&moduleInstanceId=${A.moduleInstance}`,
+    }),
   },
   {
     key: 'retry',
     route: 'POST /managed-certificates/{id}/retry-validation',
-    variant: 'org A\'s pending certificate',
+    variant: "org A's pending certificate",
     access: { kind: 'write', hidden: 'certificates:certificate:not-found' },
     success: 200,
     probe: () => ({ method: 'POST', path: `/managed-certificates/${A.certificate}/retry-validation` }),
   },
   ...['/healthz', '/readyz', '/metrics', '/openapi.json'].map(
-    (path): Row => ({ key: path.slice(1), route: `GET ${path}`, variant: 'public', access: { kind: 'public' }, success: 200, probe: () => ({ method: 'GET', path }) }),
+    (path): Row => ({
+      key: path.slice(1),
+      route: `GET ${path}`,
+      variant: 'public',
+      access: { kind: 'public' },
+      success: 200,
+      probe: () => ({ method: 'GET', path }),
+    }),
   ),
 ];
 
@@ -294,19 +383,33 @@ export async function mint(http: Http): Promise<Minted> {
     const created = await send(http, home[org], {
       method: 'POST',
       path: '/module-categories',
-      body: { data: { givenId: `private-${org.toLowerCase()}`, name: `Private ${org === 'A' ? 'alpha-secret' : 'bravo-secret'}`, sortOrder: 0 } },
+      body: {
+        data: {
+          givenId: `private-${org.toLowerCase()}`,
+          name: `Private ${org === 'A' ? 'alpha-secret' : 'bravo-secret'}`,
+          sortOrder: 0,
+        },
+      },
     });
-    const page = await send(http, home[org], { method: 'GET', path: `/domains?moduleInstanceId=${IDS[org].moduleInstance}&limit=1` });
+    const page = await send(http, home[org], {
+      method: 'GET',
+      path: `/domains?moduleInstanceId=${IDS[org].moduleInstance}&limit=1`,
+    });
     const stream = await send(http, home[org], { method: 'GET', path: streamPath(IDS[org].account) });
     out.category[org] = need(created, created.body?.data?.id, 'a category id');
     out.cursor[org] = need(page, page.body?.meta?.nextCursor, 'a domain-list cursor');
-    out.streamId[org] = need(stream, stream.messages?.find((m) => (m.data?.events?.length ?? 0) > 0)?.id, 'a stream message id');
+    out.streamId[org] = need(
+      stream,
+      stream.messages?.find((m) => (m.data?.events?.length ?? 0) > 0)?.id,
+      'a stream message id',
+    );
   }
   return out;
 }
 
 function need(o: Outcome, value: unknown, what: string): string {
-  if (typeof value !== 'string' || value === '') throw new Error(`could not mint ${what}: ${o.status} ${o.text.slice(0, 500)}`);
+  if (typeof value !== 'string' || value === '')
+    throw new Error(`could not mint ${what}: ${o.status} ${o.text.slice(0, 500)}`);
   return value;
 }
 

@@ -63,7 +63,15 @@ const taskArnOf = (org: Org) => `arn:aws:ecs:${REGION}:111122223333:task/cluster
 function taskSnapshot(org: Org): Record<string, unknown> {
   return {
     taskArn: taskArnOf(org),
-    containerDefinitions: [{ name: 'app', logConfiguration: { logDriver: 'awslogs', options: { 'awslogs-group': LOG_GROUP, 'awslogs-stream-prefix': 'web' } } }],
+    containerDefinitions: [
+      {
+        name: 'app',
+        logConfiguration: {
+          logDriver: 'awslogs',
+          options: { 'awslogs-group': LOG_GROUP, 'awslogs-stream-prefix': 'web' },
+        },
+      },
+    ],
   };
 }
 
@@ -81,7 +89,9 @@ function orgObjects(org: Org): Record<string, unknown[]> {
         id: id.moduleInstance,
         environmentId: id.environment,
         name: `web ${marker}`,
-        logSources: [{ id: id.logSource, kind: 'ui.logs', cloudAccountId: id.account, region: REGION, logGroup: LOG_GROUP }],
+        logSources: [
+          { id: id.logSource, kind: 'ui.logs', cloudAccountId: id.account, region: REGION, logGroup: LOG_GROUP },
+        ],
       },
     ],
     deploymentResources: [
@@ -95,7 +105,14 @@ function orgObjects(org: Org): Record<string, unknown[]> {
       },
     ],
     // No validation records and no managed domain: a retry makes no DNS lookup and leaves it pending.
-    certificates: [{ id: id.certificate, moduleInstanceId: id.moduleInstance, domainName: `www.${marker}.example`, status: 'PENDINGVALIDATION' }],
+    certificates: [
+      {
+        id: id.certificate,
+        moduleInstanceId: id.moduleInstance,
+        domainName: `www.${marker}.example`,
+        status: 'PENDINGVALIDATION',
+      },
+    ],
     // Managed by the service: `verified` is checked in the organization's local zone, never through DNS.
     domains: ['www', 'api', 'shop'].map((name) => ({
       id: `d-${lower}-${name}`,
@@ -121,7 +138,12 @@ function orgObjects(org: Org): Record<string, unknown[]> {
  * whose log source, and a deployment resource whose account, is `acct-b`. Reading through them must
  * never reach org B's logs.
  */
-export const CROSSED = { environment: 'env-a-crossed', moduleInstance: 'mi-a-crossed', logSource: 'crossed', deploymentResource: 'dr-a-crossed' } as const;
+export const CROSSED = {
+  environment: 'env-a-crossed',
+  moduleInstance: 'mi-a-crossed',
+  logSource: 'crossed',
+  deploymentResource: 'dr-a-crossed',
+} as const;
 
 function crossedObjects(): Record<string, unknown[]> {
   return {
@@ -131,7 +153,15 @@ function crossedObjects(): Record<string, unknown[]> {
         id: CROSSED.moduleInstance,
         environmentId: CROSSED.environment,
         name: 'crossed',
-        logSources: [{ id: CROSSED.logSource, kind: 'ui.logs', cloudAccountId: IDS.B.account, region: REGION, logGroup: LOG_GROUP }],
+        logSources: [
+          {
+            id: CROSSED.logSource,
+            kind: 'ui.logs',
+            cloudAccountId: IDS.B.account,
+            region: REGION,
+            logGroup: LOG_GROUP,
+          },
+        ],
       },
     ],
     deploymentResources: [

@@ -46,7 +46,8 @@ export interface DriverResult {
 
 async function runOperation(op: LoadOperation, connections: number, plan: LoadPlan): Promise<OperationResult> {
   const url = new URL(plan.url);
-  if (url.hostname !== '127.0.0.1' && url.hostname !== 'localhost') throw new Error(`the load driver only targets loopback, not ${url.hostname}`);
+  if (url.hostname !== '127.0.0.1' && url.hostname !== 'localhost')
+    throw new Error(`the load driver only targets loopback, not ${url.hostname}`);
   let seq = 0;
   let ok = 0;
   let badBodies = 0;
@@ -68,7 +69,13 @@ async function runOperation(op: LoadOperation, connections: number, plan: LoadPl
           const headers: Record<string, string> = {};
           if (r.token !== undefined) headers.authorization = `Bearer ${r.token}`;
           if (r.body !== undefined) headers['content-type'] = 'application/json';
-          return { ...req, method: r.method, path: r.path, headers, body: r.body === undefined ? undefined : JSON.stringify(r.body) } as typeof req;
+          return {
+            ...req,
+            method: r.method,
+            path: r.path,
+            headers,
+            body: r.body === undefined ? undefined : JSON.stringify(r.body),
+          } as typeof req;
         },
         onResponse: (status, body) => {
           if (status !== op.status) {
@@ -107,7 +114,9 @@ async function runOperation(op: LoadOperation, connections: number, plan: LoadPl
 export async function drive(plan: LoadPlan): Promise<DriverResult> {
   const started = Date.now();
   const operations = await Promise.all(
-    OPERATIONS.filter((op) => (plan.connections[op.name] ?? 0) > 0).map((op) => runOperation(op, plan.connections[op.name]!, plan)),
+    OPERATIONS.filter((op) => (plan.connections[op.name] ?? 0) > 0).map((op) =>
+      runOperation(op, plan.connections[op.name]!, plan),
+    ),
   );
   return { seconds: (Date.now() - started) / 1000, operations };
 }

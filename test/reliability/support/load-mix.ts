@@ -76,7 +76,11 @@ export const OPERATIONS: LoadOperation[] = [
     name: 'identity providers',
     connections: 24,
     status: 200,
-    build: (t) => ({ method: 'GET', path: `/organizations/${t.organizationId}/permitted-identity-providers`, token: reader(t) }),
+    build: (t) => ({
+      method: 'GET',
+      path: `/organizations/${t.organizationId}/permitted-identity-providers`,
+      token: reader(t),
+    }),
     check: hasData,
   },
   {
@@ -87,7 +91,14 @@ export const OPERATIONS: LoadOperation[] = [
       method: 'POST',
       path: '/module-categories',
       token: t.tokens.admin,
-      body: { data: { givenId: `load-${ctx.runTag}-${seq}`, name: `Load ${seq}`, sortOrder: seq % 1000, description: 'made under load' } },
+      body: {
+        data: {
+          givenId: `load-${ctx.runTag}-${seq}`,
+          name: `Load ${seq}`,
+          sortOrder: seq % 1000,
+          description: 'made under load',
+        },
+      },
     }),
     check: hasData,
   },
@@ -102,7 +113,11 @@ export const OPERATIONS: LoadOperation[] = [
     name: 'get category',
     connections: 16,
     status: 200,
-    build: (t, _seq, ctx) => ({ method: 'GET', path: `/module-categories/${encodeURIComponent(pick(ctx.categoryIds[t.organizationId]!))}`, token: reader(t) }),
+    build: (t, _seq, ctx) => ({
+      method: 'GET',
+      path: `/module-categories/${encodeURIComponent(pick(ctx.categoryIds[t.organizationId]!))}`,
+      token: reader(t),
+    }),
     check: hasData,
   },
   logQuery('log query limit 20', 16, 20),
@@ -113,7 +128,13 @@ export const OPERATIONS: LoadOperation[] = [
     nodes: [
       { kind: 'level', levels: ['WARN', 'ERROR'] },
       { kind: 'not', node: { kind: 'text', op: 'contains', value: 'cache' } },
-      { kind: 'or', nodes: [{ kind: 'field', path: 'code', op: 'eq', value: 'card_declined' }, { kind: 'text', op: 'regex', value: 'took [0-9]+ ms' }] },
+      {
+        kind: 'or',
+        nodes: [
+          { kind: 'field', path: 'code', op: 'eq', value: 'card_declined' },
+          { kind: 'text', op: 'regex', value: 'took [0-9]+ ms' },
+        ],
+      },
     ],
   }),
   {
@@ -132,7 +153,11 @@ export const OPERATIONS: LoadOperation[] = [
       return { method: 'GET', path: `/cloud/logs/stream?${q}`, token: reader(t) };
     },
     check: (body) =>
-      body.includes('event: error') ? 'event: error in the stream' : body.includes('"isFinal":true') ? undefined : 'no final message',
+      body.includes('event: error')
+        ? 'event: error in the stream'
+        : body.includes('"isFinal":true')
+          ? undefined
+          : 'no final message',
   },
   {
     name: 'ingest',
@@ -148,7 +173,8 @@ export const OPERATIONS: LoadOperation[] = [
         logGroup: pick(t.logGroups),
         logStream: `app/load-${seq % 4}`,
         events: Array.from({ length: 1 + (seq % 8) }, (_, i) => ({
-          message: i % 3 === 0 ? JSON.stringify({ level: 'warn', msg: 'ingested', seq, i }) : `INFO ingested ${seq}.${i}`,
+          message:
+            i % 3 === 0 ? JSON.stringify({ level: 'warn', msg: 'ingested', seq, i }) : `INFO ingested ${seq}.${i}`,
           timestamp: Date.now(),
         })),
       },
@@ -159,7 +185,11 @@ export const OPERATIONS: LoadOperation[] = [
     name: 'domain list',
     connections: 18,
     status: 200,
-    build: (t, seq) => ({ method: 'GET', path: `/domains?moduleInstanceId=${t.moduleInstanceIds[0]}&limit=${seq % 2 === 0 ? 3 : 25}`, token: reader(t) }),
+    build: (t, seq) => ({
+      method: 'GET',
+      path: `/domains?moduleInstanceId=${t.moduleInstanceIds[0]}&limit=${seq % 2 === 0 ? 3 : 25}`,
+      token: reader(t),
+    }),
     check: hasData,
   },
   {
@@ -167,7 +197,13 @@ export const OPERATIONS: LoadOperation[] = [
     connections: 18,
     status: 200,
     build: (t, seq) => {
-      const name = pick([pick(t.domainNames), `new-${seq}.fresh-${t.organizationId}.example`, `x.apps.tenant00${seq % 10}.example`, `svc-${seq}.berth.dev`, `*.w${seq}.example`]);
+      const name = pick([
+        pick(t.domainNames),
+        `new-${seq}.fresh-${t.organizationId}.example`,
+        `x.apps.tenant00${seq % 10}.example`,
+        `svc-${seq}.berth.dev`,
+        `*.w${seq}.example`,
+      ]);
       return { method: 'GET', path: `/domains/name-availability?${new URLSearchParams({ name })}`, token: reader(t) };
     },
     check: (body) => (typeof json(body)?.data?.available === 'boolean' ? undefined : 'no data.available'),
@@ -176,8 +212,15 @@ export const OPERATIONS: LoadOperation[] = [
     name: 'certificate retry',
     connections: 10,
     status: 200,
-    build: (t) => ({ method: 'POST', path: `/managed-certificates/${pick(t.pendingCertificateIds)}/retry-validation`, token: t.tokens.admin }),
-    check: (body) => (json(body)?.data?.status === 'PENDINGVALIDATION' ? undefined : `status ${JSON.stringify(json(body)?.data?.status)}`),
+    build: (t) => ({
+      method: 'POST',
+      path: `/managed-certificates/${pick(t.pendingCertificateIds)}/retry-validation`,
+      token: t.tokens.admin,
+    }),
+    check: (body) =>
+      json(body)?.data?.status === 'PENDINGVALIDATION'
+        ? undefined
+        : `status ${JSON.stringify(json(body)?.data?.status)}`,
   },
   { name: 'readyz', connections: 2, rate: 10, status: 200, build: () => ({ method: 'GET', path: '/readyz' }) },
 ];

@@ -16,7 +16,10 @@ export async function runDriver(plan: LoadPlan): Promise<DriverResult> {
   const planFile = join(dir, 'plan.json');
   writeFileSync(planFile, JSON.stringify(plan));
   try {
-    const child = spawn(process.execPath, ['--import', 'tsx', DRIVER, planFile], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', DRIVER, planFile], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -26,7 +29,8 @@ export async function runDriver(plan: LoadPlan): Promise<DriverResult> {
       child.once('close', resolve);
     });
     const line = stdout.trim().split('\n').at(-1) ?? '';
-    if (code !== 0 || !line.startsWith('{')) throw new Error(`the load driver exited with ${code}:\n${stderr}\n${stdout}`);
+    if (code !== 0 || !line.startsWith('{'))
+      throw new Error(`the load driver exited with ${code}:\n${stderr}\n${stdout}`);
     return JSON.parse(line) as DriverResult;
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -47,7 +51,16 @@ export interface LoadTotals {
 }
 
 export function summarize(run: DriverResult): LoadTotals {
-  const totals: LoadTotals = { requests: 0, rps: 0, serverErrors: 0, errors: 0, timeouts: 0, tooMany: 0, unexpected: 0, badBodies: 0 };
+  const totals: LoadTotals = {
+    requests: 0,
+    rps: 0,
+    serverErrors: 0,
+    errors: 0,
+    timeouts: 0,
+    tooMany: 0,
+    unexpected: 0,
+    badBodies: 0,
+  };
   for (const op of run.operations) {
     totals.requests += op.requests;
     totals.errors += op.errors;

@@ -137,9 +137,19 @@ export function loadWorld(organizations: number, eventsPerGroup: number, now: nu
       validationRecords: [{ name: `_w.www.${zone}`, type: 'CNAME', value: '_tw.acm-validations.aws' }],
     });
     const domains = [
-      { id: `d-lt-${n}-www`, domainName: `www.${zone}`, certificateId: `cert-lt-${n}-www`, targetDnsName: `lb-${n}.elb.example` },
+      {
+        id: `d-lt-${n}-www`,
+        domainName: `www.${zone}`,
+        certificateId: `cert-lt-${n}-www`,
+        targetDnsName: `lb-${n}.elb.example`,
+      },
       { id: `d-lt-${n}-apex`, domainName: zone, targetDnsName: `lb-${n}.elb.example`, targetZoneId: 'ZLB1' },
-      { id: `d-lt-${n}-c0`, domainName: `c0.${zone}`, certificateId: `cert-lt-${n}-0`, targetDnsName: `lb-${n}.elb.example` },
+      {
+        id: `d-lt-${n}-c0`,
+        domainName: `c0.${zone}`,
+        certificateId: `cert-lt-${n}-0`,
+        targetDnsName: `lb-${n}.elb.example`,
+      },
       { id: `d-lt-${n}-c1`, domainName: `c1.${zone}`, certificateId: `cert-lt-${n}-1` },
       { id: `d-lt-${n}-wild`, domainName: `*.apps.${zone}`, targetDnsName: `lb-${n}.elb.example` },
       { id: `d-lt-${n}-api`, domainName: `api.apps.${zone}`, targetDnsName: `lb-${n}.elb.example` },

@@ -10,7 +10,10 @@ export const FULL = process.env.BERTH_RELIABILITY === 'full';
 
 /** Parts of the full suite a run may leave out (RELIABILITY_SKIP=load,kill9,sigterm); plain `npm test` never runs them. */
 export function skipped(part: 'load' | 'kill9' | 'sigterm'): boolean {
-  return (process.env.RELIABILITY_SKIP ?? '').split(',').map((s) => s.trim()).includes(part);
+  return (process.env.RELIABILITY_SKIP ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .includes(part);
 }
 
 export interface SummaryRow {
@@ -27,5 +30,8 @@ export interface SummaryRow {
 /** Adds a line to the summary table the suite prints at its end. */
 export function recordSummary(row: SummaryRow): void {
   mkdirSync(dirname(SUMMARY_FILE), { recursive: true });
-  appendFileSync(SUMMARY_FILE, `${JSON.stringify({ ...row, database: process.env.TEST_DATABASE_URL ? 'postgres' : 'pglite', node: process.version })}\n`);
+  appendFileSync(
+    SUMMARY_FILE,
+    `${JSON.stringify({ ...row, database: process.env.TEST_DATABASE_URL ? 'postgres' : 'pglite', node: process.version })}\n`,
+  );
 }

@@ -234,7 +234,11 @@ export class FakeAcm {
           o.ValidationEmails = [`admin@${v.validationDomain.replace(/^\*\./, '')}`];
         }
         if (v.resourceRecord && !hideRecords) {
-          o.ResourceRecord = { Name: v.resourceRecord.name, Type: v.resourceRecord.type, Value: v.resourceRecord.value };
+          o.ResourceRecord = {
+            Name: v.resourceRecord.name,
+            Type: v.resourceRecord.type,
+            Value: v.resourceRecord.value,
+          };
         }
         return o;
       }),
@@ -267,7 +271,10 @@ export class FakeAcm {
     const sans = optStringList(input, 'SubjectAlternativeNames');
     const token = optString(input, 'IdempotencyToken');
     if (domainName === undefined || domainName.length < 1 || domainName.length > 253) {
-      throw new AwsError('ValidationException', `1 validation error detected: Value at 'domainName' failed to satisfy constraint`);
+      throw new AwsError(
+        'ValidationException',
+        `1 validation error detected: Value at 'domainName' failed to satisfy constraint`,
+      );
     }
     if (!/^(\*\.)?(([A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9-]*[A-Za-z0-9])\.)+[A-Za-z0-9]+$/.test(domainName)) {
       throw new AwsError('InvalidDomainValidationOptionsException', `DomainName '${domainName}' is not valid.`);

@@ -33,7 +33,15 @@ import { FakeRoute53, type FakeRoute53Options, ROUTE53_XMLNS } from './route53.j
 import { FakeSts, STS_XMLNS } from './sts.js';
 import { escapeXml } from './xml.js';
 
-export { AwsError, FAKE_ACCOUNT_ID, type DelaySpec, type FaultSpec, type FakeService, type RecordedCall, type TimeInput } from './core.js';
+export {
+  AwsError,
+  FAKE_ACCOUNT_ID,
+  type DelaySpec,
+  type FaultSpec,
+  type FakeService,
+  type RecordedCall,
+  type TimeInput,
+} from './core.js';
 export * from './logs.js';
 export * from './acm.js';
 export * from './route53.js';
@@ -227,7 +235,11 @@ class FakeAwsServer implements FakeAws {
     try {
       decoded = this.decode(req, url, body);
     } catch (err) {
-      const protocol: Protocol = req.headers['x-amz-target'] ? 'json' : url.pathname.startsWith('/2013-04-01/') ? 'restXml' : 'query';
+      const protocol: Protocol = req.headers['x-amz-target']
+        ? 'json'
+        : url.pathname.startsWith('/2013-04-01/')
+          ? 'restXml'
+          : 'query';
       const e = err instanceof AwsError ? err : new AwsError('SerializationException', String(err));
       this.sendError(res, protocol, protocol === 'restXml' ? 'route53' : protocol === 'json' ? 'logs' : 'sts', e);
       return;
@@ -265,7 +277,11 @@ class FakeAwsServer implements FakeAws {
         return;
       }
       const code = fault.code ?? 'ThrottlingException';
-      const error = new AwsError(code, fault.message ?? (code.startsWith('Throttl') ? 'Rate exceeded' : `Injected ${code}`), fault.status ?? defaultStatusFor(code));
+      const error = new AwsError(
+        code,
+        fault.message ?? (code.startsWith('Throttl') ? 'Rate exceeded' : `Injected ${code}`),
+        fault.status ?? defaultStatusFor(code),
+      );
       this.sendError(res, decoded.protocol, decoded.service, error, call, fault.retryAfterSeconds);
       return;
     }
@@ -307,7 +323,12 @@ class FakeAwsServer implements FakeAws {
     if (url.pathname.startsWith('/2013-04-01/')) {
       const route = this.route53.route(method, url.pathname);
       if (!route) throw new AwsError('InvalidAction', `No Route 53 operation for ${method} ${url.pathname}`);
-      return { protocol: 'restXml', service: 'route53', op: route.op, input: this.route53.decodeInput(route, url.searchParams, body) };
+      return {
+        protocol: 'restXml',
+        service: 'route53',
+        op: route.op,
+        input: this.route53.decodeInput(route, url.searchParams, body),
+      };
     }
     const contentType = req.headers['content-type'] ?? '';
     if (method === 'POST' && contentType.startsWith('application/x-www-form-urlencoded')) {
@@ -342,7 +363,15 @@ class FakeAwsServer implements FakeAws {
   }
 
   /** A raw answer (a fault): any text, or the first half of it before the socket is destroyed. */
-  private sendRaw(res: ServerResponse, req: IncomingMessage, protocol: Protocol, status: number, text: string, cut: boolean, call: RecordedCall): void {
+  private sendRaw(
+    res: ServerResponse,
+    req: IncomingMessage,
+    protocol: Protocol,
+    status: number,
+    text: string,
+    cut: boolean,
+    call: RecordedCall,
+  ): void {
     call.status = cut ? 0 : status;
     call.errorCode = cut ? 'CUT_MID_BODY' : 'RAW_BODY';
     const bytes = Buffer.from(text, 'utf8');
@@ -372,7 +401,11 @@ class FakeAwsServer implements FakeAws {
       return;
     }
     const text = typeof result === 'string' ? result : String(result);
-    res.writeHead(200, { 'content-type': 'text/xml', 'content-length': Buffer.byteLength(text), 'x-amzn-requestid': rid });
+    res.writeHead(200, {
+      'content-type': 'text/xml',
+      'content-length': Buffer.byteLength(text),
+      'x-amzn-requestid': rid,
+    });
     res.end(text);
   }
 

@@ -150,7 +150,9 @@ export function formatInsightsTimestamp(ms: number): string {
 }
 
 export function insightsPtr(event: StoredLogEvent): string {
-  return Buffer.from(`${event.logGroupName}\u0000${event.logStreamName}\u0000${event.eventId}`, 'utf8').toString('base64');
+  return Buffer.from(`${event.logGroupName}\u0000${event.logStreamName}\u0000${event.eventId}`, 'utf8').toString(
+    'base64',
+  );
 }
 
 export function defaultRow(event: StoredLogEvent, accountId: string = FAKE_ACCOUNT_ID): ResultRow {
@@ -167,7 +169,11 @@ export function defaultRow(event: StoredLogEvent, accountId: string = FAKE_ACCOU
 export const defaultQueryHandler: QueryHandler = (query, ctx) => {
   const events = ctx.eventsInWindow();
   const limit = query.limit ?? 10_000;
-  return { rows: events.slice(0, limit).map((e) => ctx.toRow(e)), recordsMatched: events.length, recordsScanned: events.length };
+  return {
+    rows: events.slice(0, limit).map((e) => ctx.toRow(e)),
+    recordsMatched: events.length,
+    recordsScanned: events.length,
+  };
 };
 
 export function defaultLogsOptions(): FakeLogsOptions {
@@ -238,7 +244,8 @@ export class FakeLogs {
   createLogStream(group: string, stream: string, creationTime: TimeInput = Date.now()): void {
     this.createLogGroup(group, creationTime);
     const g = this.groupsByName.get(group);
-    if (g && !g.streams.has(stream)) g.streams.set(stream, { name: stream, creationTime: toMs(creationTime), events: [] });
+    if (g && !g.streams.has(stream))
+      g.streams.set(stream, { name: stream, creationTime: toMs(creationTime), events: [] });
   }
 
   deleteLogGroup(name: string): void {
@@ -277,7 +284,10 @@ export class FakeLogs {
 
   /** All stored events (of one group, if given), oldest first. */
   events(group?: string): StoredLogEvent[] {
-    const groups = group === undefined ? [...this.groupsByName.values()] : [this.groupsByName.get(group)].filter((g) => g !== undefined);
+    const groups =
+      group === undefined
+        ? [...this.groupsByName.values()]
+        : [this.groupsByName.get(group)].filter((g) => g !== undefined);
     return groups.flatMap((g) => [...g.streams.values()].flatMap((s) => s.events)).sort(compareEvents);
   }
 
@@ -498,7 +508,10 @@ export class FakeLogs {
     }
     for (const g of groups) {
       if (!this.groupsByName.has(g)) {
-        throw new AwsError('ResourceNotFoundException', `Log group '${g}' does not exist for account ID '${FAKE_ACCOUNT_ID}'`);
+        throw new AwsError(
+          'ResourceNotFoundException',
+          `Log group '${g}' does not exist for account ID '${FAKE_ACCOUNT_ID}'`,
+        );
       }
     }
     if (this.runningQueries().length >= this.options.maxConcurrentQueries) {

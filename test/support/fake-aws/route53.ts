@@ -1,6 +1,15 @@
 // Route 53 (restXml under /2013-04-01/).
 import { AwsError, randomId } from './core.js';
-import { type XmlElement, type XmlFields, XmlParseError, child, childText, childrenNamed, parseXml, xmlDocument } from './xml.js';
+import {
+  type XmlElement,
+  type XmlFields,
+  XmlParseError,
+  child,
+  childText,
+  childrenNamed,
+  parseXml,
+  xmlDocument,
+} from './xml.js';
 
 export const ROUTE53_XMLNS = 'https://route53.amazonaws.com/doc/2013-04-01/';
 
@@ -53,7 +62,23 @@ export interface FakeRoute53Options {
 }
 
 const KNOWN_TYPES = new Set([
-  'A', 'AAAA', 'CAA', 'CNAME', 'DS', 'HTTPS', 'MX', 'NAPTR', 'NS', 'PTR', 'SOA', 'SPF', 'SRV', 'SSHFP', 'SVCB', 'TLSA', 'TXT',
+  'A',
+  'AAAA',
+  'CAA',
+  'CNAME',
+  'DS',
+  'HTTPS',
+  'MX',
+  'NAPTR',
+  'NS',
+  'PTR',
+  'SOA',
+  'SPF',
+  'SRV',
+  'SSHFP',
+  'SVCB',
+  'TLSA',
+  'TXT',
 ]);
 
 /** Lower-case, trailing dot, `\NNN` octal escapes decoded (Route 53 sends `*` as `\052`). */
@@ -225,7 +250,9 @@ export class FakeRoute53 {
       const set: Record<string, unknown> = {};
       for (const el of rrs?.children ?? []) {
         if (el.name === 'ResourceRecords') {
-          set.ResourceRecords = childrenNamed(el, 'ResourceRecord').map((r) => ({ Value: childText(r, 'Value') ?? '' }));
+          set.ResourceRecords = childrenNamed(el, 'ResourceRecord').map((r) => ({
+            Value: childText(r, 'Value') ?? '',
+          }));
         } else if (el.name === 'AliasTarget') {
           set.AliasTarget = {
             HostedZoneId: childText(el, 'HostedZoneId') ?? '',
@@ -273,13 +300,22 @@ export class FakeRoute53 {
 
   private changeResourceRecordSets(input: Record<string, unknown>): string {
     const zone = this.requireZone(input.HostedZoneId);
-    const batch = input.ChangeBatch as { Comment?: string; Changes: Array<{ Action: string; ResourceRecordSet: Record<string, unknown> }> };
+    const batch = input.ChangeBatch as {
+      Comment?: string;
+      Changes: Array<{ Action: string; ResourceRecordSet: Record<string, unknown> }>;
+    };
     if (batch.Changes.length === 0) {
-      throw new AwsError('InvalidInput', "1 validation error detected: Value '[]' at 'changeBatch.changes' failed to satisfy constraint: Member must have length greater than or equal to 1");
+      throw new AwsError(
+        'InvalidInput',
+        "1 validation error detected: Value '[]' at 'changeBatch.changes' failed to satisfy constraint: Member must have length greater than or equal to 1",
+      );
     }
     const parsed = batch.Changes.map((c) => {
       if (c.Action !== 'CREATE' && c.Action !== 'DELETE' && c.Action !== 'UPSERT') {
-        throw new AwsError('InvalidInput', `Invalid XML ; cvc-enumeration-valid: Value '${c.Action}' is not facet-valid with respect to enumeration '[CREATE, DELETE, UPSERT]'.`);
+        throw new AwsError(
+          'InvalidInput',
+          `Invalid XML ; cvc-enumeration-valid: Value '${c.Action}' is not facet-valid with respect to enumeration '[CREATE, DELETE, UPSERT]'.`,
+        );
       }
       return { action: c.Action as ChangeAction, recordSet: this.toRecordSet(c.ResourceRecordSet) };
     });
@@ -303,14 +339,18 @@ export class FakeRoute53 {
         }
         const bad = rs.type === 'TXT' ? rs.values.find((v) => !/^".*"$/s.test(v)) : undefined;
         if (bad !== undefined) {
-          errors.push(`Invalid Resource Record: 'FATAL problem: InvalidCharacterString (Value should be enclosed in quotation marks) encountered with '${bad}''`);
+          errors.push(
+            `Invalid Resource Record: 'FATAL problem: InvalidCharacterString (Value should be enclosed in quotation marks) encountered with '${bad}''`,
+          );
           continue;
         }
         const conflict = [...records.values()].find(
           (o) => o.name === rs.name && o.type !== rs.type && (o.type === 'CNAME' || rs.type === 'CNAME'),
         );
         if (conflict) {
-          errors.push(`RRSet of type ${rs.type} with DNS name ${rs.name} is not permitted because a conflicting RRSet of type ${conflict.type} with the same DNS name already exists in zone ${zone.name}`);
+          errors.push(
+            `RRSet of type ${rs.type} with DNS name ${rs.name} is not permitted because a conflicting RRSet of type ${conflict.type} with the same DNS name already exists in zone ${zone.name}`,
+          );
           continue;
         }
       }
@@ -326,7 +366,9 @@ export class FakeRoute53 {
       } else if (!existing) {
         errors.push(`Tried to delete resource record set ${describe(rs)} but it was not found`);
       } else if (!sameRecordSet(existing, rs)) {
-        errors.push(`Tried to delete resource record set ${describe(rs)} but the values provided do not match the current values`);
+        errors.push(
+          `Tried to delete resource record set ${describe(rs)} but the values provided do not match the current values`,
+        );
       } else {
         records.delete(key);
       }
@@ -353,16 +395,24 @@ export class FakeRoute53 {
     const type = typeof set.Type === 'string' ? set.Type : '';
     if (name === '' || name.length > 1024) throw new AwsError('InvalidInput', 'Invalid request: Name is required');
     if (!KNOWN_TYPES.has(type)) {
-      throw new AwsError('InvalidInput', `Invalid XML ; cvc-enumeration-valid: Value '${type}' is not facet-valid with respect to the RRType enumeration.`);
+      throw new AwsError(
+        'InvalidInput',
+        `Invalid XML ; cvc-enumeration-valid: Value '${type}' is not facet-valid with respect to the RRType enumeration.`,
+      );
     }
     const rrs = Array.isArray(set.ResourceRecords) ? (set.ResourceRecords as Array<{ Value: string }>) : undefined;
-    const alias = set.AliasTarget as { HostedZoneId: string; DNSName: string; EvaluateTargetHealth: boolean } | undefined;
+    const alias = set.AliasTarget as
+      | { HostedZoneId: string; DNSName: string; EvaluateTargetHealth: boolean }
+      | undefined;
     const ttl = typeof set.TTL === 'number' && Number.isFinite(set.TTL) ? set.TTL : undefined;
     const rs: RecordSet = { name: normalizeDnsName(name), type, values: rrs?.map((r) => r.Value) ?? [] };
     const label = `Change with [Action=?, Name=${name}, Type=${type}, SetIdentifier=${typeof set.SetIdentifier === 'string' ? set.SetIdentifier : 'null'}]`;
     if (alias) {
       if (rrs !== undefined || ttl !== undefined) {
-        throw new AwsError('InvalidInput', `Invalid request: Expected exactly one of [AliasTarget, all of [TTL, and ResourceRecords], or TrafficPolicyInstanceId], but found more than one in ${label}`);
+        throw new AwsError(
+          'InvalidInput',
+          `Invalid request: Expected exactly one of [AliasTarget, all of [TTL, and ResourceRecords], or TrafficPolicyInstanceId], but found more than one in ${label}`,
+        );
       }
       rs.aliasTarget = {
         hostedZoneId: alias.HostedZoneId,
@@ -371,7 +421,10 @@ export class FakeRoute53 {
       };
     } else {
       if (rrs === undefined || ttl === undefined || rrs.length === 0) {
-        throw new AwsError('InvalidInput', `Invalid request: Expected exactly one of [AliasTarget, all of [TTL, and ResourceRecords], or TrafficPolicyInstanceId], but found none in ${label}`);
+        throw new AwsError(
+          'InvalidInput',
+          `Invalid request: Expected exactly one of [AliasTarget, all of [TTL, and ResourceRecords], or TrafficPolicyInstanceId], but found none in ${label}`,
+        );
       }
       if (!Number.isInteger(ttl) || ttl < 0 || ttl > 2_147_483_647) {
         throw new AwsError('InvalidInput', `Invalid TTL ${ttl}`);
@@ -401,7 +454,8 @@ export class FakeRoute53 {
     if (startType !== undefined && startName === undefined) {
       throw new AwsError('InvalidInput', 'The input is not valid: type requires name');
     }
-    const maxItems = typeof input.maxitems === 'string' ? Math.min(300, Math.max(1, Number(input.maxitems) || 300)) : 300;
+    const maxItems =
+      typeof input.maxitems === 'string' ? Math.min(300, Math.max(1, Number(input.maxitems) || 300)) : 300;
     let all = [...zone.records.values()].sort(compareRecordSets);
     if (startName !== undefined) {
       const probe: RecordSet = { name: startName, type: startType ?? '', values: [] };
@@ -433,7 +487,8 @@ export class FakeRoute53 {
 
   private listHostedZonesByName(input: Record<string, unknown>): string {
     const dnsName = typeof input.dnsname === 'string' ? normalizeDnsName(input.dnsname) : undefined;
-    const maxItems = typeof input.maxitems === 'string' ? Math.min(100, Math.max(1, Number(input.maxitems) || 100)) : 100;
+    const maxItems =
+      typeof input.maxitems === 'string' ? Math.min(100, Math.max(1, Number(input.maxitems) || 100)) : 100;
     let zones = this.hostedZones().sort((a, b) => {
       const ka = reversedLabels(a.name);
       const kb = reversedLabels(b.name);

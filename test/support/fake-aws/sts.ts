@@ -65,10 +65,16 @@ export class FakeSts {
     const m = ROLE_ARN_RE.exec(roleArn);
     if (!m) throw new AwsError('ValidationError', `${roleArn} is invalid`);
     if (!/^[\w+=,.@-]{2,64}$/.test(session)) {
-      throw new AwsError('ValidationError', `1 validation error detected: Value '${session}' at 'roleSessionName' failed to satisfy constraint`);
+      throw new AwsError(
+        'ValidationError',
+        `1 validation error detected: Value '${session}' at 'roleSessionName' failed to satisfy constraint`,
+      );
     }
     if (!Number.isInteger(duration) || duration < 900 || duration > 43_200) {
-      throw new AwsError('ValidationError', `1 validation error detected: Value '${duration}' at 'durationSeconds' failed to satisfy constraint`);
+      throw new AwsError(
+        'ValidationError',
+        `1 validation error detected: Value '${duration}' at 'durationSeconds' failed to satisfy constraint`,
+      );
     }
     const required = this.externalIds.get(roleArn);
     if (this.denied.has(roleArn) || (required !== undefined && required !== externalId)) {
@@ -116,7 +122,11 @@ export class FakeSts {
       ? `arn:aws:sts::${account}:assumed-role/${m?.[2] ?? 'role'}/${assumed.roleSessionName}`
       : `arn:aws:iam::${FAKE_ACCOUNT_ID}:user/fake`;
     return xmlDocument('GetCallerIdentityResponse', STS_XMLNS, {
-      GetCallerIdentityResult: { Arn: arn, UserId: assumed ? `AROA:${assumed.roleSessionName}` : 'AIDAFAKE', Account: account },
+      GetCallerIdentityResult: {
+        Arn: arn,
+        UserId: assumed ? `AROA:${assumed.roleSessionName}` : 'AIDAFAKE',
+        Account: account,
+      },
       ResponseMetadata: { RequestId: randomId(8).toLowerCase() },
     });
   }

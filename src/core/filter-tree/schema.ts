@@ -1,0 +1,129 @@
+import { Type, type Static, type TLiteral, type TSchema, type TUnion } from '@sinclair/typebox';
+import { LEVELS } from '../log-level.js';
+
+/** Limits of DESIGN §6; `parseFilter` enforces all of them, the schema those JSON Schema can state. */
+export const FILTER_LIMITS = {
+  maxDepth: 16,
+  maxNodes: 256,
+  maxRegexLength: 512,
+  maxValueLength: 1024,
+  maxPathLength: 256,
+  maxInValues: 100,
+} as const;
+
+export const TEXT_OPS = ['contains', 'equals', 'startsWith', 'regex'] as const;
+export const FIELD_OPS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'exists', 'in', 'contains'] as const;
+export const STREAM_OPS = ['equals', 'prefix'] as const;
+export const NODE_KINDS = ['all', 'and', 'or', 'not', 'level', 'text', 'field', 'stream'] as const;
+
+/** A dotted path of JSON object keys; no array indexes, so `a.0` is not a path. */
+export const FIELD_PATH_PATTERN = '^[A-Za-z_][A-Za-z0-9_-]*(\\.[A-Za-z_][A-Za-z0-9_-]*)*$';
+
+const strict = { additionalProperties: false } as const;
+const literals = <T extends string>(values: readonly T[]) =>
+  Type.Union(values.map((v) => Type.Literal(v))) as unknown as TUnion<TLiteral<T>[]>;
+
+const Text = Type.String({ maxLength: FILTER_LIMITS.maxValueLength });
+const Scalar = Type.Union([Text, Type.Number(), Type.Boolean(), Type.Null()]);
+const FieldPath = Type.String({ pattern: FIELD_PATH_PATTERN, maxLength: FILTER_LIMITS.maxPathLength });
+
+export const LevelNodeSchema = Type.Object(
+  { kind: Type.Literal('level'), levels: Type.Array(literals(LEVELS), { minItems: 1, uniqueItems: true }) },
+  strict,
+);
+
+export const TextNodeSchema = Type.Object(
+  {
+    kind: Type.Literal('text'),
+    op: literals(TEXT_OPS),
+    value: Text,
+    caseSensitive: Type.Optional(Type.Boolean()),
+  },
+  {
+    ...strict,
+    description:
+      'On the message. Case-insensitive unless caseSensitive is true; a regex is RE2 syntax, at most 512 characters.',
+  },
+);
+
+const fieldBase = { kind: Type.Literal('field'), path: FieldPath };
+
+/** One object per operator family, so `value` is required (and typed) exactly where it means something. */
+export const FieldNodeSchema = Type.Union([
+  Type.Object({ ...fieldBase, op: Type.Literal('exists') }, strict),
+  Type.Object({ ...fieldBase, op: literals(['eq', 'neq', 'contains'] as const), value: Scalar }, strict),
+  Type.Object(
+    { ...fieldBase, op: literals(['gt', 'gte', 'lt', 'lte'] as const), value: Type.Union([Text, Type.Number()]) },
+    strict,
+  ),
+  Type.Object(
+    {
+      ...fieldBase,
+      op: Type.Literal('in'),
+      value: Type.Array(Scalar, { minItems: 1, maxItems: FILTER_LIMITS.maxInValues }),
+    },
+    strict,
+  ),
+]);
+
+export const StreamNodeSchema = Type.Object(
+  { kind: Type.Literal('stream'), op: literals(STREAM_OPS), value: Type.String({ maxLength: 512 }) },
+  strict,
+);
+
+export const AllNodeSchema = Type.Object({ kind: Type.Literal('all') }, strict);
+
+/**
+ * The structured filter of `POST /cloud/logs/logs-insights` (DESIGN §6).
+ * Depth, node count, regex validity and string well-formedness are checked by
+ * `parseFilter`, which the route must call: JSON Schema cannot state them.
+ */
+export const FilterNodeSchema = Type.Recursive(
+  (Self) =>
+    Type.Union([
+      AllNodeSchema,
+      Type.Object({ kind: Type.Literal('and'), nodes: Type.Array(Self, { minItems: 1 }) }, strict),
+      Type.Object({ kind: Type.Literal('or'), nodes: Type.Array(Self, { minItems: 1 }) }, strict),
+      Type.Object({ kind: Type.Literal('not'), node: Self }, strict),
+      LevelNodeSchema,
+      TextNodeSchema,
+      FieldNodeSchema,
+      StreamNodeSchema,
+    ]),
+  { $id: 'LogFilterNode', title: 'LogFilterNode' },
+) satisfies TSchema;
+
+export type AllNode = Static<typeof AllNodeSchema>;
+export type LevelNode = Static<typeof LevelNodeSchema>;
+export type TextNode = Static<typeof TextNodeSchema>;
+export type FieldNode = Static<typeof FieldNodeSchema>;
+export type StreamNode = Static<typeof StreamNodeSchema>;
+export type FilterScalar = string | number | boolean | null;
+
+/** The types are written out (not `Static<>` of the recursive schema) so narrowing on `kind` works. */
+export interface AndNode {
+  kind: 'and';
+  nodes: FilterNode[];
+}
+export interface OrNode {
+  kind: 'or';
+  nodes: FilterNode[];
+}
+export interface NotNode {
+  kind: 'not';
+  node: FilterNode;
+}
+
+/** A predicate on one row; `all` is the constant TRUE. */
+export type FilterLeaf = LevelNode | TextNode | FieldNode | StreamNode;
+export type FilterNode = AllNode | AndNode | OrNode | NotNode | FilterLeaf;
+export type TextOp = (typeof TEXT_OPS)[number];
+export type FieldOp = (typeof FIELD_OPS)[number];
+
+export const TRUE: FilterNode = { kind: 'all' };
+/** There is no FALSE node kind: FALSE is written `not all`. */
+export const FALSE: FilterNode = { kind: 'not', node: { kind: 'all' } };
+
+export function isLeaf(node: FilterNode): node is FilterLeaf {
+  return node.kind === 'level' || node.kind === 'text' || node.kind === 'field' || node.kind === 'stream';
+}

@@ -1,0 +1,249 @@
+import {
+  CloudWatchLogsClient,
+  GetQueryResultsCommand,
+  StartQueryCommand,
+  StopQueryCommand,
+  type ResultField,
+} from '@aws-sdk/client-cloudwatch-logs';
+import { linkSignals } from '../../core/abort.js';
+import { compileInsightsFilter, insightsCapabilities } from '../../core/filter-tree/index.js';
+import { deriveLevel, parseJsonMessage } from '../../core/log-level.js';
+import {
+  byAccountAndRegion,
+  type BackendRow,
+  type CloudAccount,
+  type LogTarget,
+  type StreamSelector,
+} from '../../core/log-query/types.js';
+import type { AwsClients } from './clients.js';
+import { Semaphore } from '../../core/semaphore.js';
+import type { FetchRequest, FetchResult, LogBackend } from '../log-backend.js';
+
+export interface InsightsOptions {
+  /** Log groups one StartQuery may name (AWS: 50). */
+  maxGroupsPerQuery: number;
+  /** Concurrent queries per account and region (AWS: 30). */
+  maxConcurrentQueries: number;
+  pollIntervalMs: number;
+  /** Rows one query may return (AWS: 10,000). */
+  maxRowsPerQuery?: number;
+  /** Per-client SDK overrides (tests: a fast retry strategy). */
+  /** Region, endpoint, credentials and retries of each account's clients, and the time limit of one call. */
+  aws: Pick<AwsClients, 'clientConfig' | 'callTimeoutMs'>;
+  clientOverrides?: Record<string, unknown>;
+}
+
+export class InsightsQueryError extends Error {
+  override name = 'InsightsQueryError';
+}
+
+const FINAL_FAILURES = new Set(['Failed', 'Cancelled', 'Timeout', 'Unknown']);
+
+/** `YYYY-MM-DD HH:MM:SS.mmm` (UTC), as Insights returns `@timestamp`. */
+export function parseInsightsTimestamp(value: string): number {
+  const m = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,3}))?/.exec(value);
+  if (!m) return Number.NaN;
+  return Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!, Number((m[7] ?? '0').padEnd(3, '0')));
+}
+
+const quote = (s: string) => `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+const regexLiteral = (s: string) => s.replace(/[\\^$.*+?()[\]{}|/]/g, (c) => `\\${c}`);
+
+function streamClause(streams: StreamSelector): string | undefined {
+  switch (streams.kind) {
+    case 'all':
+      return undefined;
+    case 'prefix':
+      return `@logStream like /^${regexLiteral(streams.prefix)}/`;
+    case 'names':
+      return `@logStream in [${streams.names.map(quote).join(', ')}]`;
+  }
+}
+
+/**
+ * The query text for one unit: the sources' stream restrictions, the exact
+ * millisecond window (StartQuery itself takes whole seconds), the pushed
+ * filter, newest first, at most `limit` rows.
+ */
+export function buildInsightsQuery(
+  targets: LogTarget[],
+  window: { startMs: number; endMs: number },
+  filterCommand: string,
+  limit: number,
+): string {
+  const parts = ['fields @timestamp, @message, @logStream, @log, @ptr'];
+  const byGroup = new Map<string, StreamSelector[]>();
+  for (const t of targets) byGroup.set(t.logGroup, [...(byGroup.get(t.logGroup) ?? []), t.streams]);
+  const restricted = [...byGroup.values()].some((sels) => sels.every((s) => s.kind !== 'all'));
+  if (restricted) {
+    const perGroup = [...byGroup].map(([group, sels]) => {
+      const groupMatch = `@log like /(^|:)${regexLiteral(group)}$/`;
+      const streamMatch = sels.some((s) => s.kind === 'all')
+        ? undefined
+        : sels.map((s) => streamClause(s)!).join(' or ');
+      return streamMatch === undefined ? `(${groupMatch})` : `(${groupMatch} and (${streamMatch}))`;
+    });
+    parts.push(`filter ${perGroup.join(' or ')}`);
+  }
+  parts.push(`filter toMillis(@timestamp) >= ${window.startMs} and toMillis(@timestamp) <= ${window.endMs}`);
+  if (filterCommand !== '') parts.push(filterCommand);
+  parts.push('sort @timestamp desc', `limit ${limit}`);
+  return parts.join('\n| ');
+}
+
+const field = (row: ResultField[], name: string) => row.find((f) => f.field === name)?.value ?? '';
+
+/** CloudWatch Logs Insights: StartQuery over ≤ 50 groups, GetQueryResults polled until final, StopQuery on abort. */
+export class InsightsLogBackend implements LogBackend {
+  readonly capabilities = insightsCapabilities();
+  private readonly clients = new Map<string, CloudWatchLogsClient>();
+  private readonly limiters = new Map<string, Semaphore>();
+
+  constructor(private readonly options: InsightsOptions) {}
+
+  units(targets: LogTarget[]): LogTarget[][] {
+    const units: LogTarget[][] = [];
+    for (const group of byAccountAndRegion(targets)) {
+      let unit: LogTarget[] = [];
+      let groups = new Set<string>();
+      for (const t of group) {
+        if (!groups.has(t.logGroup) && groups.size === this.options.maxGroupsPerQuery) {
+          units.push(unit);
+          unit = [];
+          groups = new Set();
+        }
+        groups.add(t.logGroup);
+        unit.push(t);
+      }
+      if (unit.length > 0) units.push(unit);
+    }
+    return units;
+  }
+
+  client(account: CloudAccount, region: string): CloudWatchLogsClient {
+    const key = `${account.id}\u0000${region}\u0000${account.endpoint ?? ''}`;
+    let client = this.clients.get(key);
+    if (client === undefined) {
+      client = new CloudWatchLogsClient({
+        ...this.options.aws.clientConfig(account, region),
+        ...this.options.clientOverrides,
+      });
+      this.clients.set(key, client);
+    }
+    return client;
+  }
+
+  private limiter(account: CloudAccount, region: string): Semaphore {
+    const key = `${account.id}\u0000${region}`;
+    let limiter = this.limiters.get(key);
+    if (limiter === undefined) {
+      limiter = new Semaphore(this.options.maxConcurrentQueries);
+      this.limiters.set(key, limiter);
+    }
+    return limiter;
+  }
+
+  async fetch({ targets: requested, window, filter, limit, signal }: FetchRequest): Promise<FetchResult> {
+    // A target naming no stream (an EC2 instance without a release yet) matches nothing, and
+    // `@logStream in []` is no valid query: leave it out, and skip the query when nothing is left.
+    const targets = requested.filter((t) => t.streams.kind !== 'names' || t.streams.names.length > 0);
+    const first = targets[0];
+    if (first === undefined) return { rows: [], exhausted: true };
+    const compiled = compileInsightsFilter(filter);
+    if (compiled.matchesNothing) return { rows: [], exhausted: true };
+    const rowsLimit = Math.min(limit, this.options.maxRowsPerQuery ?? 10_000);
+    const queryString = buildInsightsQuery(targets, window, compiled.command, rowsLimit);
+    const client = this.client(first.account, first.region);
+    const groups = [...new Set(targets.map((t) => t.logGroup))];
+    return this.limiter(first.account, first.region).run(signal, async () => {
+      const started = await client.send(
+        new StartQueryCommand({
+          logGroupNames: groups,
+          startTime: Math.floor(window.startMs / 1000),
+          endTime: Math.ceil(window.endMs / 1000),
+          queryString,
+          limit: rowsLimit,
+        }),
+        { abortSignal: signal },
+      );
+      const queryId = started.queryId;
+      if (!queryId) throw new InsightsQueryError('StartQuery returned no queryId');
+      let finished = false;
+      try {
+        for (;;) {
+          const out = await client.send(new GetQueryResultsCommand({ queryId }), { abortSignal: signal });
+          const status = out.status ?? 'Unknown';
+          if (status === 'Complete') {
+            finished = true;
+            const all = (out.results ?? []).map(toRow);
+            const rows = all.filter((r) => Number.isFinite(r.timestamp));
+            rows.sort(
+              (a, b) => b.timestamp - a.timestamp || (a.eventId < b.eventId ? 1 : a.eventId > b.eventId ? -1 : 0),
+            );
+            const matched = out.statistics?.recordsMatched ?? 0;
+            // A row whose time cannot be read cannot be placed on a page: its group's answer is partial, never silently short.
+            const unreadable = all
+              .filter((r) => !Number.isFinite(r.timestamp))
+              .map((r) => (groups.includes(r.logGroup) ? [r.logGroup] : groups));
+            const missed = [...new Set(unreadable.flat())];
+            return {
+              rows,
+              exhausted: all.length < rowsLimit && matched <= all.length,
+              ...(missed.length > 0 ? { missed } : {}),
+            };
+          }
+          if (FINAL_FAILURES.has(status)) {
+            finished = true;
+            throw new InsightsQueryError(`Logs Insights query ${queryId} ended ${status}`);
+          }
+          await sleep(this.options.pollIntervalMs, signal);
+        }
+      } finally {
+        if (!finished) {
+          // Abandoned (timeout or client gone): free the account's query slot upstream too. Bounded like any AWS
+          // call: the slots of this unit are held until it returns, and an endpoint that never answers would keep them.
+          const stop = linkSignals([], this.options.aws.callTimeoutMs, 'AWS StopQuery');
+          await client
+            .send(new StopQueryCommand({ queryId }), { abortSignal: stop.signal })
+            .catch(() => undefined)
+            .finally(() => stop.dispose());
+        }
+      }
+    });
+  }
+
+  close(): void {
+    for (const c of this.clients.values()) c.destroy();
+    this.clients.clear();
+  }
+}
+
+function toRow(fields: ResultField[]): BackendRow {
+  const message = field(fields, '@message');
+  const json = parseJsonMessage(message);
+  const log = field(fields, '@log');
+  return {
+    timestamp: parseInsightsTimestamp(field(fields, '@timestamp')),
+    message,
+    logGroup: log.includes(':') ? log.slice(log.indexOf(':') + 1) : log,
+    logStream: field(fields, '@logStream'),
+    eventId: field(fields, '@ptr'),
+    level: deriveLevel(message, json),
+    json,
+  };
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

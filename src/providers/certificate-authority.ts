@@ -1,0 +1,62 @@
+import type { DnsCheckResult } from './dns-resolver.js';
+import type { ValidationRecord } from '../store/schema.js';
+import type { ProviderKind } from './errors.js';
+
+/** ACM's statuses without underscores (DESIGN §6). */
+export const CERTIFICATE_STATUSES = [
+  'PENDINGVALIDATION',
+  'ISSUED',
+  'INACTIVE',
+  'EXPIRED',
+  'VALIDATIONTIMEDOUT',
+  'REVOKED',
+  'FAILED',
+] as const;
+
+export type CertificateStatus = (typeof CERTIFICATE_STATUSES)[number];
+
+export type { ValidationRecord };
+
+/** A certificate as Berth stores it. */
+export interface StoredCertificate {
+  id: string;
+  arn: string | null;
+  domainName: string;
+  status: CertificateStatus;
+  issuedAt: Date | null;
+  expiresAt: Date | null;
+  validationRecords: ValidationRecord[];
+}
+
+/** What the authority says about a certificate. */
+export interface CertificateState {
+  status: CertificateStatus;
+  issuedAt: Date | null;
+  expiresAt: Date | null;
+  /** The DNS records the authority asks for to validate the certificate's names. */
+  validationRecords: ValidationRecord[];
+}
+
+export interface ValidationCheck {
+  record: ValidationRecord;
+  result: DnsCheckResult;
+}
+
+/**
+ * Issues and validates certificates (DESIGN §3): Berth's own database (`local`) or ACM (`aws`).
+ * Errors are ProviderErrors.
+ */
+export interface CertificateAuthority {
+  readonly provider: ProviderKind;
+  /** The certificate's state as the authority sees it now, with the validation records it wants. */
+  describe(certificate: StoredCertificate): Promise<CertificateState>;
+  /**
+   * Asks the authority to evaluate the certificate again, given how its validation records
+   * resolve now; answers the state after.
+   */
+  reevaluate(
+    certificate: StoredCertificate,
+    current: CertificateState,
+    checks: ValidationCheck[],
+  ): Promise<CertificateState>;
+}

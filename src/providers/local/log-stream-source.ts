@@ -1,0 +1,356 @@
+import { sql, type RawBuilder } from 'kysely';
+import type { Db, Executor } from '../../store/db.js';
+import type { StreamSelector } from '../../core/log-query/types.js';
+import type { HistoryCursor, StreamEvent, StreamQuery, StreamSource } from '../log-stream-source.js';
+
+/**
+ * Tail position in the local event table (docs/decisions.md, "Log stream"). Every row has a key
+ * `(xid, seq)`: `xid` is the id of the transaction that wrote it (migration 003; all rows of a transaction
+ * become visible together when it commits) and `seq` its own number. `seq` alone cannot be a position:
+ * it is taken at insert, but the row appears at commit, so a long transaction (a fixture load) commits
+ * rows below positions a tail has already passed.
+ *
+ * A cursor `{x, s, xip}` names the rows still *pending* for its subscriber:
+ *
+ *     pending(k) ⇔ k > (x, s)  ∨  ∃ (t, a) ∈ xip: k.xid = t ∧ k.seq > a       (keys ordered by xid, then seq)
+ *
+ * and keeps the invariant (I): every row that is visible or may still become visible, and was not sent to
+ * the subscriber (nor belongs to its history), is pending; no sent row is pending.
+ *
+ * PostgreSQL facts it rests on. A snapshot S = `pg_current_snapshot()` has `xmax` (every transaction id ≥
+ * it is invisible in S: not yet started, or started after the last completion S knows of) and `xip` (the
+ * transactions below `xmax` still in progress). Every other transaction below `xmax` has ended in S: if it
+ * committed, all its rows are visible in S and in every later snapshot; if it aborted, its rows never become
+ * visible. Later snapshots never see less (xmax does not decrease; an ended transaction stays ended).
+ * `pg_current_xact_id()` and `pg_snapshot_xip` both give top-level ids (rows written in a subtransaction
+ * carry the top-level id), and xid8 does not wrap around. `seq` ≥ 1.
+ *
+ * - `tailStart`: `{x: S.xmax, s: 0, xip: S.xip}` — pending is exactly what S does not show. History reads the
+ *   rows that are not pending for it (what S shows), the tail all the others: (I) holds.
+ * - `read`: in one REPEATABLE READ transaction (so S and the rows share one snapshot), S, then the rows
+ *   visible in S that are pending for any subscriber (the union of their cursors), in key order, at most N.
+ *   It holds every visible pending row with a key up to L, the last key read (when N came back), or all of
+ *   them — then let L = (S.xmax, 0), above every visible key.
+ * - `advance`: walks the read in key order, taking the rows pending for this cursor (a row the filter pattern
+ *   or `startMs` leaves out is taken without being sent), and stops before the (limit+1)-th event. Let B be the
+ *   key of the last row taken when it stopped early, else L. Every row visible in S, pending, with key ≤ B has
+ *   been taken. So the rows still pending are exactly
+ *
+ *       P' = P ∩ ({k > B} ∪ {xid ≥ S.xmax} ∪ {xid ∈ S.xip}) = P ∩ ({k > B} ∪ {xid ∈ S.xip})
+ *
+ *   (B ≤ (S.xmax, 0), so {xid ≥ S.xmax} ⊆ {k > B}), which as a cursor is:
+ *     `(x, s)' = max((x, s), B)`;
+ *     each entry `(t, a)` kept as is when t > B.xid, as `(t, max(a, B.seq))` when t = B.xid, dropped when
+ *     t < B.xid (everything of it up to B was visible and taken; what is invisible comes next);
+ *     for each t ∈ S.xip with any pending row, `(t, a)` with the smallest such a (0 when t > x, s when t = x,
+ *     an entry's own a) — all of P on that transaction, which may still commit;
+ *     entries for one t merged to the smallest a; entries (x, s)' already covers dropped.
+ *   P' loses nothing pending and holds nothing taken: (I) holds again. Each read's rows are pending for some
+ *   subscriber, which takes them, so cursors move on even when a read is cut at N.
+ * - `compact`: the cursor as is; when its entries do not fit an SSE id (hundreds of transactions in progress at
+ *   once), the superset `{x, s} = min((x, s), every entry's (t, a))`, no entries: it holds every pending row
+ *   (nothing lost) and may hold rows already sent between that key and the cursor (repeated on a resume).
+ *
+ * xid8 values are carried as decimal strings (they may exceed 2^53) and compared as such.
+ */
+export interface LocalCursor {
+  /** xid8 as decimal text. */
+  x: string;
+  s: number;
+  /** `[xid, a]`: the rows of transaction `xid` with seq above `a` are pending too (a = 0: all of them). Sorted by xid. */
+  xip: [xid: string, after: number][];
+}
+
+type Key = [xid: string, seq: number];
+
+const READ_LIMIT = 10_000;
+/**
+ * JSON bytes of a compact cursor at most: a history id holds it next to an event id (≤ 128 characters), and
+ * the whole SSE id (base64url of the JSON) stays under the 4,096 characters `decodeEventId` accepts.
+ */
+const COMPACT_BYTES = 1_500;
+/** Entries `restore` accepts at most. */
+const MAX_RESTORED_ENTRIES = 1_000;
+const XID_TEXT = /^(0|[1-9][0-9]{0,19})$/;
+const MAX_XID = 2n ** 64n - 1n;
+
+const isXid = (v: unknown): v is string => typeof v === 'string' && XID_TEXT.test(v) && BigInt(v) <= MAX_XID;
+
+/** Canonical decimal text compares by length, then by characters. */
+function cmpXid(a: string, b: string): number {
+  return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
+}
+function cmpKey(a: Key, b: Key): number {
+  return cmpXid(a[0], b[0]) || a[1] - b[1];
+}
+
+/** The cursor for `(x, s)` and entries: sorted, one per transaction, none that `(x, s)` already covers. */
+function normalized(x: string, s: number, entries: Map<string, number>): LocalCursor {
+  const xip: [string, number][] = [];
+  for (const [t, a] of entries) {
+    const k = cmpXid(t, x);
+    if (k < 0 || (k === 0 && a < s)) xip.push([t, a]);
+  }
+  xip.sort((p, q) => cmpXid(p[0], q[0]));
+  return { x, s, xip };
+}
+
+/** The smallest `a` such that every row of transaction `t` with seq above it is pending; undefined: none is. */
+function pendingAfter(c: LocalCursor, t: string): number | undefined {
+  const k = cmpXid(t, c.x);
+  let a = k > 0 ? 0 : k === 0 ? c.s : undefined;
+  for (const [u, b] of c.xip) if (u === t) a = a === undefined ? b : Math.min(a, b);
+  return a;
+}
+
+/** The cursor after every row visible in the read's snapshot, pending and with a key up to `bound`, was taken. */
+function shrink(c: LocalCursor, bound: Key, inProgress: string[]): LocalCursor {
+  const [x, s] = cmpKey([c.x, c.s], bound) >= 0 ? [c.x, c.s] : bound;
+  const entries = new Map<string, number>();
+  const add = (t: string, a: number) => {
+    const old = entries.get(t);
+    entries.set(t, old === undefined ? a : Math.min(old, a));
+  };
+  for (const [t, a] of c.xip) {
+    const k = cmpXid(t, bound[0]);
+    if (k > 0) add(t, a);
+    else if (k === 0) add(t, Math.max(a, bound[1]));
+  }
+  for (const t of inProgress) {
+    const a = pendingAfter(c, t);
+    if (a !== undefined) add(t, a);
+  }
+  return normalized(x, s, entries);
+}
+
+interface Snapshot {
+  xmax: string;
+  xip: string[];
+}
+
+/** The snapshot the executor's statement (or REPEATABLE READ transaction) reads with. */
+async function currentSnapshot(db: Executor): Promise<Snapshot> {
+  const r = await sql<{ xmax: string; xip: string[] | null }>`select pg_snapshot_xmax(s)::text as xmax,
+      array(select pg_snapshot_xip(s)::text) as xip from pg_current_snapshot() as s`.execute(db);
+  const row = r.rows[0]!;
+  return { xmax: row.xmax, xip: [...(row.xip ?? [])].sort(cmpXid) };
+}
+
+interface Row {
+  xid: string;
+  seq: number;
+  log_stream: string;
+  message: string;
+  timestamp: number;
+  ingestion_time: number;
+  event_id: string;
+  level: string;
+}
+
+const COLUMNS = sql`seq, log_stream, message, timestamp, ingestion_time, event_id, level`;
+
+const toEvent = (r: Row): StreamEvent => ({
+  eventId: r.event_id,
+  logStreamName: r.log_stream,
+  message: r.message,
+  timestamp: Number(r.timestamp),
+  ingestionTime: Number(r.ingestion_time),
+  level: r.level,
+});
+
+interface ReadBatch {
+  /** The rows read that the filter pattern keeps, in key order. */
+  rows: Row[];
+  snapshot: Snapshot;
+  /** When the read hit its limit: the last key read (rows above it were not read). */
+  last?: Key;
+}
+
+/** One SQL parameter per list (`= any($1::text[])`), not one per name. */
+function streamFilter(streams: StreamSelector): RawBuilder<boolean> {
+  switch (streams.kind) {
+    case 'all':
+      return sql<boolean>`true`;
+    case 'prefix':
+      return sql<boolean>`starts_with(log_stream, ${streams.prefix})`;
+    case 'names':
+      return streams.names.length === 0
+        ? sql<boolean>`false`
+        : sql<boolean>`log_stream = any(${streams.names}::text[])`;
+  }
+}
+
+/** Entries as SQL arrays (xid8 through text: the values may exceed what a JS number holds). */
+function entryArrays(entries: Iterable<[string, number]>) {
+  const ts: string[] = [];
+  const as: number[] = [];
+  for (const [t, a] of entries) {
+    ts.push(t);
+    as.push(a);
+  }
+  return { ts: sql`${ts}::text[]::xid8[]`, as: sql`${as}::bigint[]`, empty: ts.length === 0 };
+}
+
+export class LocalStreamSource implements StreamSource<LocalCursor> {
+  private readonly readLimit: number;
+
+  constructor(
+    private readonly db: Db,
+    options: { readLimit?: number } = {},
+  ) {
+    this.readLimit = Math.max(1, options.readLimit ?? READ_LIMIT);
+  }
+
+  private scope(q: StreamQuery) {
+    return sql`cloud_account_id = ${q.account.id} and region = ${q.region}
+      and log_group = any(${q.logGroups}::text[]) and ${streamFilter(q.streams)}`;
+  }
+
+  async tailStart(_query?: StreamQuery, _signal?: AbortSignal): Promise<LocalCursor> {
+    const snapshot = await currentSnapshot(this.db);
+    return { x: snapshot.xmax, s: 0, xip: snapshot.xip.map((t): [string, number] => [t, 0]) };
+  }
+
+  async *history(
+    q: StreamQuery,
+    window: { startMs: number; endMs: number },
+    after: HistoryCursor | undefined,
+    switchPoint: LocalCursor | undefined,
+    batchSize: number,
+    signal: AbortSignal,
+  ): AsyncGenerator<StreamEvent[]> {
+    // History is what was there when the stream began: no row pending for the switch point.
+    let ceiling = sql``;
+    if (switchPoint !== undefined) {
+      const e = entryArrays(switchPoint.xip);
+      ceiling = sql`and (xid, seq) <= (${switchPoint.x}::text::xid8, ${switchPoint.s}::bigint)
+        ${
+          e.empty
+            ? sql``
+            : sql`and not exists (select 1 from unnest(${e.ts}, ${e.as}) as p(t, a)
+          where log_events.xid = p.t and log_events.seq > p.a)`
+        }`;
+    }
+    let cursor = after;
+    for (;;) {
+      if (signal.aborted) return;
+      const rows = await sql<Row>`select ${COLUMNS} from log_events
+        where ${this.scope(q)} and timestamp >= ${window.startMs} and timestamp <= ${window.endMs} ${ceiling}
+          ${cursor === undefined ? sql`` : sql`and (timestamp, event_id) > (${cursor.ts}, ${cursor.id})`}
+        order by timestamp, event_id limit ${batchSize}`.execute(this.db);
+      if (rows.rows.length === 0) return;
+      const last = rows.rows[rows.rows.length - 1]!;
+      cursor = { ts: Number(last.timestamp), id: last.event_id };
+      yield rows.rows.filter((r) => q.matches(r.message)).map(toEvent);
+      if (rows.rows.length < batchSize) return;
+    }
+  }
+
+  /** One read for every subscriber of the query: the rows pending for any of their cursors. */
+  async read(q: StreamQuery, cursors: LocalCursor[], _signal?: AbortSignal): Promise<ReadBatch> {
+    // The union of the pending sets: keys above the lowest (x, s), and the entries below it.
+    let low: Key | undefined;
+    for (const c of cursors) if (low === undefined || cmpKey([c.x, c.s], low) < 0) low = [c.x, c.s];
+    const extra = new Map<string, number>();
+    for (const c of cursors) {
+      for (const [t, a] of c.xip) {
+        if (cmpKey([t, a], low!) >= 0) continue; // every row of it above a is above `low`
+        extra.set(t, Math.min(extra.get(t) ?? a, a));
+      }
+    }
+    return this.db
+      .transaction()
+      .setIsolationLevel('repeatable read')
+      .execute(async (trx) => {
+        // The first statement fixes the transaction's snapshot: the rows below are read with the same one.
+        const snapshot = await currentSnapshot(trx);
+        if (low === undefined) return { rows: [], snapshot };
+        const scope = this.scope(q);
+        const e = entryArrays(extra);
+        const result = await sql<Row>`select xo::text as xid, ${COLUMNS} from (
+            (select xid as xo, ${COLUMNS} from log_events
+              where ${scope} and (xid, seq) > (${low[0]}::text::xid8, ${low[1]}::bigint))
+            ${
+              e.empty
+                ? sql``
+                : sql`union all
+            (select xid, ${COLUMNS} from log_events join unnest(${e.ts}, ${e.as}) as p(t, a)
+                on log_events.xid = p.t and log_events.seq > p.a
+              where ${scope} and (xid, seq) <= (${low[0]}::text::xid8, ${low[1]}::bigint))`
+            }
+          ) as u order by xo, seq limit ${this.readLimit}`.execute(trx);
+        const all = result.rows.map((r) => ({ ...r, seq: Number(r.seq) }));
+        const lastRow = all.length === this.readLimit ? all[all.length - 1] : undefined;
+        const batch: ReadBatch = { rows: all.filter((r) => q.matches(r.message)), snapshot };
+        if (lastRow !== undefined) batch.last = [lastRow.xid, lastRow.seq];
+        return batch;
+      });
+  }
+
+  advance(
+    cursor: LocalCursor,
+    batch: unknown,
+    startMs: number,
+    limit = Number.POSITIVE_INFINITY,
+  ): { events: StreamEvent[]; cursor: LocalCursor; more: boolean } {
+    const { rows, snapshot, last } = batch as ReadBatch;
+    const max = Math.max(1, limit);
+    const entries = new Map(cursor.xip);
+    const floor: Key = [cursor.x, cursor.s];
+    const pending = (r: Row) =>
+      cmpKey([r.xid, r.seq], floor) > 0 || r.seq > (entries.get(r.xid) ?? Number.POSITIVE_INFINITY);
+    // Without entries, nothing at or below (x, s) is pending: start past it.
+    let lo = 0;
+    if (entries.size === 0) {
+      for (let hi = rows.length; lo < hi; ) {
+        const mid = (lo + hi) >>> 1;
+        if (cmpKey([rows[mid]!.xid, rows[mid]!.seq], floor) <= 0) lo = mid + 1;
+        else hi = mid;
+      }
+    }
+    const events: StreamEvent[] = [];
+    let taken: Key | undefined;
+    let stopped = false;
+    for (let i = lo; i < rows.length; i++) {
+      const r = rows[i]!;
+      if (!pending(r)) continue;
+      if (events.length >= max) {
+        stopped = true;
+        break;
+      }
+      taken = [r.xid, r.seq];
+      if (Number(r.timestamp) >= startMs) events.push(toEvent(r));
+    }
+    // Everything visible and pending up to `bound` was taken (see LocalCursor).
+    const bound: Key = stopped ? taken! : (last ?? [snapshot.xmax, 0]);
+    return { events, cursor: shrink(cursor, bound, snapshot.xip), more: stopped };
+  }
+
+  compact(cursor: LocalCursor): unknown {
+    const full =
+      cursor.xip.length === 0
+        ? { x: cursor.x, s: cursor.s }
+        : { x: cursor.x, s: cursor.s, i: cursor.xip.map(([t, a]) => (a === 0 ? t : `${t}:${a}`)) };
+    if (Buffer.byteLength(JSON.stringify(full)) <= COMPACT_BYTES) return full;
+    // Too many transactions in progress for an SSE id: a superset of what is pending (may repeat, never loses).
+    let low: Key = [cursor.x, cursor.s];
+    for (const [t, a] of cursor.xip) if (cmpKey([t, a], low) < 0) low = [t, a];
+    return { x: low[0], s: low[1] };
+  }
+
+  restore(value: unknown): LocalCursor | undefined {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+    const { x, s, i } = value as { x?: unknown; s?: unknown; i?: unknown };
+    if (!isXid(x) || typeof s !== 'number' || !Number.isSafeInteger(s) || s < 0) return undefined;
+    if (i !== undefined && (!Array.isArray(i) || i.length > MAX_RESTORED_ENTRIES)) return undefined;
+    const entries = new Map<string, number>();
+    for (const item of (i ?? []) as unknown[]) {
+      if (typeof item !== 'string') return undefined;
+      const [t, a = '0', ...rest] = item.split(':');
+      if (rest.length > 0 || !isXid(t) || !/^(0|[1-9][0-9]{0,15})$/.test(a) || !Number.isSafeInteger(Number(a)))
+        return undefined;
+      entries.set(t, Math.min(entries.get(t) ?? Number(a), Number(a)));
+    }
+    return normalized(x, s, entries);
+  }
+}

@@ -1,0 +1,65 @@
+import type { CloudAccount, StreamSelector } from '../core/log-query/types.js';
+
+/** One event as a stream source yields it. */
+export interface StreamEvent {
+  eventId: string;
+  logStreamName: string;
+  message: string;
+  /** epoch ms */
+  timestamp: number;
+  /** epoch ms */
+  ingestionTime: number;
+  level: string;
+}
+
+/** What one stream reads: an account's groups, a stream filter and a filter pattern. */
+export interface StreamQuery {
+  account: CloudAccount;
+  region: string;
+  logGroups: string[];
+  streams: Exclude<StreamSelector, { kind: 'all' }> | { kind: 'all' };
+  /** The filter pattern as given ('' = everything). */
+  pattern: string;
+  matches: (message: string) => boolean;
+}
+
+/** Where a history read stands: the last event delivered, in (timestamp, eventId) order. */
+export interface HistoryCursor {
+  ts: number;
+  id: string;
+}
+
+/**
+ * A log store that can replay history oldest first and be polled for new
+ * events. Tail cursors are the source's own (JSON-serializable) positions.
+ */
+export interface StreamSource<C = unknown> {
+  /** Fixes the switch point before history is read: history stops at it, the tail starts after it. */
+  tailStart(query: StreamQuery, signal: AbortSignal): Promise<C>;
+  /** Events in [startMs, endMs] after `after`, oldest first, in batches, none past the switch point. */
+  history(
+    query: StreamQuery,
+    window: { startMs: number; endMs: number },
+    after: HistoryCursor | undefined,
+    switchPoint: C | undefined,
+    batchSize: number,
+    signal: AbortSignal,
+  ): AsyncGenerator<StreamEvent[]>;
+  /** One upstream read covering every given cursor (shared by all subscribers of a query). */
+  read(query: StreamQuery, cursors: C[], signal: AbortSignal): Promise<unknown>;
+  /**
+   * The events of a read that come after `cursor`, and the cursor after them. A source stops at `limit`
+   * events and says `more`: the rest of the batch then comes from calling again with the returned cursor, so
+   * each SSE message carries the cursor after exactly its own events (every undelivered one still ahead of it).
+   */
+  advance(
+    cursor: C,
+    batch: unknown,
+    startMs: number,
+    limit?: number,
+  ): { events: StreamEvent[]; cursor: C; more?: boolean };
+  /** A resumable form of a cursor for the SSE id (may drop detail). */
+  compact(cursor: C): unknown;
+  /** Rebuilds a cursor from `compact`'s output; undefined when it is not one. */
+  restore(value: unknown): C | undefined;
+}

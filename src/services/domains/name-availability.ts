@@ -1,0 +1,141 @@
+import { canRead, visibleOrganizations, type Caller } from '../../core/caller.js';
+import { normalizeDomainName, parentCandidates } from '../../core/domain-name.js';
+import { baseName } from '../../core/dns-records.js';
+import { appError } from '../../core/errors.js';
+import type { Db } from '../../store/db.js';
+import { findInstanceScope } from '../../store/tenancy.js';
+
+export type ConflictType = 'RESERVED' | 'EXACT' | 'WILDCARD' | 'SUBDOMAIN';
+export type ConflictOwner = 'SAME_MODULE_INSTANCE' | 'SAME_ORGANIZATION' | 'OTHER_ORGANIZATION' | 'SERVICE';
+
+export interface NameAvailability {
+  available: boolean;
+  conflict?: { owner: ConflictOwner; type: ConflictType };
+}
+
+export interface NameAvailabilityQuery {
+  name: string;
+  moduleInstanceId?: string;
+}
+
+/** Who asks: the organizations counted as "same" and, when given, the instance counted as "same". */
+interface Requester {
+  /** `null`: every organization (a superadmin key without organization and without instance). */
+  organizations: ReadonlySet<string> | null;
+  moduleInstanceId: string | null;
+}
+
+/** EXACT holders beyond this many are not needed to tell the nearest owner. */
+const MAX_EXACT_HOLDERS = 50;
+const OWNER_RANK: Record<ConflictOwner, number> = {
+  SAME_MODULE_INSTANCE: 0,
+  SAME_ORGANIZATION: 1,
+  OTHER_ORGANIZATION: 2,
+  SERVICE: 3,
+};
+
+/**
+ * Whether a domain name is free for the caller (DESIGN §6 "Name availability"). Every check is
+ * one indexed lookup (by name, or by parent name), never a scan. The answer names a conflict by
+ * its type and a relative owner only: never an id or a name the caller did not send.
+ */
+export class NameAvailabilityService {
+  private readonly reserved: string[];
+
+  constructor(
+    private readonly db: Db,
+    reservedZones: string[],
+  ) {
+    this.reserved = reservedZones
+      .map((zone) => zone.trim().toLowerCase().replace(/\.$/, '').replace(/^\*\./, ''))
+      .filter((z) => z !== '');
+  }
+
+  async check(caller: Caller, query: NameAvailabilityQuery): Promise<NameAvailability> {
+    const requester = await this.requester(caller, query.moduleInstanceId);
+    const { name, wildcard } = normalizeDomainName(query.name);
+    const conflict =
+      this.reservedConflict(name) ??
+      (await this.exactConflict(name, requester)) ??
+      (wildcard ? await this.subdomainConflict(name, requester) : await this.wildcardConflict(name, requester));
+    return conflict === undefined ? { available: true } : { available: false, conflict };
+  }
+
+  private async requester(caller: Caller, moduleInstanceId: string | undefined): Promise<Requester> {
+    if (moduleInstanceId === undefined) {
+      const orgs = visibleOrganizations(caller);
+      return { organizations: orgs === null ? null : new Set(orgs), moduleInstanceId: null };
+    }
+    const instance = await findInstanceScope(this.db, moduleInstanceId);
+    if (instance === undefined || !canRead(caller, instance.organizationId))
+      throw appError('domains:module-instance:not-found');
+    return { organizations: new Set([instance.organizationId]), moduleInstanceId: instance.id };
+  }
+
+  /** The platform's zones, and every name under them, wildcards included. */
+  private reservedConflict(name: string): NameAvailability['conflict'] {
+    const base = baseName(name);
+    return this.reserved.some((zone) => base === zone || base.endsWith(`.${zone}`))
+      ? { owner: 'SERVICE', type: 'RESERVED' }
+      : undefined;
+  }
+
+  /** The same name held anywhere; with several holders the one nearest the requester is named. */
+  private async exactConflict(name: string, requester: Requester): Promise<NameAvailability['conflict']> {
+    const holders = await this.holders().where('d.domain_name', '=', name).limit(MAX_EXACT_HOLDERS).execute();
+    const owners = holders.map((h) => ownerOf(h, requester)).sort((a, b) => OWNER_RANK[a] - OWNER_RANK[b]);
+    return owners[0] === undefined ? undefined : { owner: owners[0], type: 'EXACT' };
+  }
+
+  /**
+   * Another organization's `*.parent` covers the name (one-label rule). A wildcard of the
+   * requester's own organization does not conflict: nesting inside one organization is what the
+   * domain list shows as `parent`.
+   */
+  private async wildcardConflict(name: string, requester: Requester): Promise<NameAvailability['conflict']> {
+    if (requester.organizations === null) return undefined;
+    const [candidate] = parentCandidates(name);
+    if (candidate === undefined) return undefined;
+    const holder = await this.otherOrganizations(this.holders().where('d.domain_name', '=', candidate), requester)
+      .limit(1)
+      .executeTakeFirst();
+    return holder === undefined ? undefined : { owner: 'OTHER_ORGANIZATION', type: 'WILDCARD' };
+  }
+
+  /** A wildcard `*.x` asked over names one label under x that another organization holds. */
+  private async subdomainConflict(name: string, requester: Requester): Promise<NameAvailability['conflict']> {
+    if (requester.organizations === null) return undefined;
+    const holder = await this.otherOrganizations(
+      this.holders().where('d.parent_name', '=', baseName(name)).where('d.domain_name', '<>', name),
+      requester,
+    )
+      .limit(1)
+      .executeTakeFirst();
+    return holder === undefined ? undefined : { owner: 'OTHER_ORGANIZATION', type: 'SUBDOMAIN' };
+  }
+
+  private holders() {
+    return this.db
+      .selectFrom('domains as d')
+      .innerJoin('module_instances as mi', 'mi.id', 'd.module_instance_id')
+      .innerJoin('environments as e', 'e.id', 'mi.environment_id')
+      .innerJoin('projects as p', 'p.id', 'e.project_id')
+      .select(['d.module_instance_id', 'p.organization_id']);
+  }
+
+  private otherOrganizations<Q extends ReturnType<NameAvailabilityService['holders']>>(
+    query: Q,
+    requester: Requester,
+  ): Q {
+    const orgs = [...(requester.organizations ?? [])];
+    return (orgs.length === 0 ? query : query.where('p.organization_id', 'not in', orgs)) as Q;
+  }
+}
+
+function ownerOf(holder: { module_instance_id: string; organization_id: string }, requester: Requester): ConflictOwner {
+  if (requester.moduleInstanceId !== null && holder.module_instance_id === requester.moduleInstanceId)
+    return 'SAME_MODULE_INSTANCE';
+  if (requester.organizations === null || requester.organizations.has(holder.organization_id))
+    return 'SAME_ORGANIZATION';
+  return 'OTHER_ORGANIZATION';
+}

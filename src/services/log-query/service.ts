@@ -1,0 +1,281 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Caller } from '../../core/caller.js';
+import { DeadlineError, linkSignals } from '../../core/abort.js';
+import { appError } from '../../core/errors.js';
+import type { LogBackend } from '../../providers/log-backend.js';
+import { Semaphore } from '../../core/semaphore.js';
+import type { Db } from '../../store/db.js';
+import { isDatabaseUnavailable } from '../../store/unavailable.js';
+import { matches, parseFilter, planFilter, TRUE, type FilterNode } from '../../core/filter-tree/index.js';
+import { resolveDeploymentResourceTargets } from './deployment-resource.js';
+import { cutPage, type UnitResult } from '../../core/log-query/page.js';
+import { checkSelectorRules, resolveInstanceTargets, type SourceSelection } from './resolve.js';
+import { parseTime } from '../../core/log-time.js';
+import type { BackendRow, LogQueryResult, LogRow, LogTarget, TimeWindow } from '../../core/log-query/types.js';
+
+export const DEFAULT_LIMIT = 1000;
+export const MAX_LIMIT = 10_000;
+
+export interface LogQueryRequest extends SourceSelection {
+  startTime: string | number;
+  endTime: string | number;
+  limit?: number;
+  complete?: boolean;
+  filter?: unknown;
+}
+
+export interface LogQueryOptions {
+  sourceTimeoutMs: number;
+  /** The whole query's time limit: sources still running then are stopped and reported missed. */
+  deadlineMs: number;
+  concurrency: number;
+  /** How long in-process filtering may hold the event loop before it yields. */
+  sliceMs?: number;
+}
+
+export interface LogQueryContext {
+  /** Aborts when the client has gone: every statement and upstream query of the request stops. */
+  signal?: AbortSignal;
+  log?: FastifyBaseLogger;
+}
+
+const DEFAULT_SLICE_MS = 10;
+
+export type BackendFor = (provider: 'local' | 'aws') => LogBackend;
+
+interface Unit {
+  backend: LogBackend;
+  targets: LogTarget[];
+  effective: FilterNode;
+  pushed: FilterNode;
+}
+
+/** The log query (spec endpoint 2): resolve sources, query them concurrently, merge newest first, cut a page. */
+export class LogQueryService {
+  private readonly gate: Semaphore;
+  /** One per query in flight; shutdown aborts them all. */
+  private readonly running = new Set<AbortController>();
+  private closed = false;
+
+  constructor(
+    private readonly db: Db,
+    private readonly backendFor: BackendFor,
+    private readonly options: LogQueryOptions,
+  ) {
+    // Bounds sources queried at once across all requests of this process.
+    this.gate = new Semaphore(Math.max(1, options.concurrency) * 4);
+  }
+
+  async query(caller: Caller, req: LogQueryRequest, context: LogQueryContext = {}): Promise<LogQueryResult> {
+    const { log } = context;
+    const window = parseWindow(req);
+    const filter = req.filter === undefined ? TRUE : parseFilter(req.filter);
+    checkSelectorRules(req);
+    const limit = req.complete === true ? MAX_LIMIT : (req.limit ?? DEFAULT_LIMIT);
+    const targets =
+      req.deploymentResourceId !== undefined
+        ? await resolveDeploymentResourceTargets(this.db, caller, req.deploymentResourceId)
+        : await resolveInstanceTargets(this.db, caller, req);
+
+    const unsupported = new Set<string>();
+    const units: Unit[] = [];
+    const byProvider = new Map<'local' | 'aws', LogTarget[]>();
+    for (const t of targets) byProvider.set(t.account.provider, [...(byProvider.get(t.account.provider) ?? []), t]);
+    for (const [provider, list] of byProvider) {
+      const backend = this.backendFor(provider);
+      const plan = planFilter(filter, backend.capabilities);
+      plan.unsupported.forEach((u) => unsupported.add(u));
+      for (const unitTargets of backend.units(list)) {
+        units.push({ backend, targets: unitTargets, effective: plan.effective, pushed: plan.pushed });
+      }
+    }
+
+    // One signal for the request: client gone, deadline, or shutdown. It reaches every statement and upstream query.
+    const own = new AbortController();
+    // Shutting down: a query that arrives now (on a connection still open) stops at once like the running ones,
+    // rather than hold the shutdown for up to its deadline.
+    if (this.closed) own.abort(new Error('shutting down'));
+    const request = linkSignals([own.signal, context.signal], this.options.deadlineMs, 'the log query');
+    this.running.add(own);
+    try {
+      return await this.run(units, window, limit, unsupported, request.signal, log);
+    } finally {
+      this.running.delete(own);
+      request.dispose();
+    }
+  }
+
+  private async run(
+    units: Unit[],
+    window: TimeWindow,
+    limit: number,
+    unsupported: Set<string>,
+    request: AbortSignal,
+    log: FastifyBaseLogger | undefined,
+  ): Promise<LogQueryResult> {
+    const missed = new Set<string>();
+    let outage: unknown;
+    const local = new Semaphore(Math.max(1, this.options.concurrency));
+    const results = await Promise.all(
+      units.map((unit) => {
+        // The source's own time limit starts when its work does, not while it waits for a slot.
+        const timeout = new AbortController();
+        const unitSignal = linkSignals([request, timeout.signal]);
+        const { signal } = unitSignal;
+        // The slots are held until the unit's work has really stopped; the answer need not wait for that.
+        const work = local
+          .run(signal, () =>
+            this.gate.run(signal, async () => {
+              const timer = setTimeout(
+                () => timeout.abort(new DeadlineError('the log source did not answer in time')),
+                this.options.sourceTimeoutMs,
+              );
+              try {
+                return await this.runUnit(unit, window, limit, signal);
+              } finally {
+                clearTimeout(timer);
+              }
+            }),
+          )
+          .finally(() => unitSignal.dispose());
+        return untilAborted(work, signal).then(
+          (result) => {
+            result.missed.forEach((g) => missed.add(g));
+            if (result.missed.length > 0)
+              log?.warn({ logGroups: result.missed }, 'log source returned rows it could not read');
+            return result;
+          },
+          (error: unknown) => {
+            // Berth's own database is down: that is an outage of Berth (503, retry), not a source to report missed.
+            if (isDatabaseUnavailable(error)) outage ??= error;
+            unit.targets.forEach((t) => missed.add(t.logGroup));
+            log?.warn(
+              { err: error, logGroups: unit.targets.map((t) => t.logGroup) },
+              'log source could not be queried',
+            );
+            return undefined;
+          },
+        );
+      }),
+    );
+    if (outage !== undefined) throw outage;
+    const ok = results.filter((r) => r !== undefined);
+    const page = cutPage(ok, limit, window.startMs);
+    return {
+      rows: page.rows,
+      resultCount: page.rows.length,
+      nextEndTimeMs: page.nextEndTimeMs,
+      partial: missed.size > 0,
+      missedSources: [...missed],
+      unsupported: [...unsupported],
+    };
+  }
+
+  /**
+   * Queries one unit with a time limit. The raw rows (those the backend
+   * matched) set the coverage boundary; the rows kept are those that pass
+   * the whole (effective) filter in process.
+   */
+  private async runUnit(
+    unit: Unit,
+    window: TimeWindow,
+    limit: number,
+    signal: AbortSignal,
+  ): Promise<UnitResult<LogRow & { eventId: string }> & { missed: string[] }> {
+    const missed = new Set<string>();
+    const fetch = async (w: TimeWindow, n: number) => {
+      const result = await unit.backend.fetch({
+        targets: unit.targets,
+        window: w,
+        filter: unit.pushed,
+        limit: n,
+        signal,
+      });
+      result.missed?.forEach((g) => missed.add(g));
+      return result;
+    };
+    // One row more than the page: the rows above the oldest one fetched are then a full page when they exist.
+    let { rows, exhausted } = await fetch(window, limit + 1);
+    let coveredAfter = window.startMs - 1;
+    if (!exhausted && rows.length > 0) {
+      const oldest = rows[rows.length - 1]!.timestamp;
+      coveredAfter = oldest;
+      if (rows[0]!.timestamp === oldest) {
+        // Every raw row shares one millisecond: read that millisecond whole, or paging could not move.
+        const tie = await fetch({ startMs: oldest, endMs: oldest }, MAX_LIMIT + 1);
+        rows = tie.rows;
+        if (tie.exhausted) coveredAfter = oldest - 1;
+      }
+    }
+    const kept: (LogRow & { eventId: string })[] = [];
+    const sliceMs = this.options.sliceMs ?? DEFAULT_SLICE_MS;
+    let sliceStart = performance.now();
+    for (const row of rows) {
+      // A user regex runs here, with RE2: yield to the event loop between slices, and stop when told.
+      if (performance.now() - sliceStart >= sliceMs) {
+        await new Promise((resolve) => setImmediate(resolve));
+        signal.throwIfAborted();
+        sliceStart = performance.now();
+      }
+      if (!matches(unit.effective, row)) continue;
+      const target = attribute(unit.targets, row);
+      kept.push({
+        timestamp: row.timestamp,
+        level: row.level,
+        message: row.message,
+        logStream: row.logStream,
+        sourceId: target?.sourceId ?? '',
+        logSourceId: target?.logSourceId ?? '',
+        eventId: row.eventId,
+      });
+    }
+    return { rows: kept, coveredAfter, missed: [...missed] };
+  }
+
+  /** Shutdown: every query still running stops, reporting its unfinished sources as missed. */
+  close(): void {
+    this.closed = true;
+    for (const c of this.running) c.abort(new Error('shutting down'));
+  }
+}
+
+/**
+ * `work`'s outcome, or the signal's reason as soon as it aborts: the request answers on time even
+ * when a backend is slow to stop (`work` itself goes on holding its slots until it does).
+ */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  work.catch(() => undefined);
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+function parseWindow(req: LogQueryRequest): TimeWindow {
+  const startMs = parseTime(req.startTime, 'startTime');
+  const endMs = parseTime(req.endTime, 'endTime');
+  if (startMs > endMs) {
+    throw appError('logs:query:invalid-window', {
+      description: 'startTime is after endTime.',
+      metadata: { startTimeMs: startMs, endTimeMs: endMs },
+    });
+  }
+  return { startMs, endMs };
+}
+
+/** The source a row answers for: the first target of its group whose streams include it. */
+function attribute(targets: LogTarget[], row: BackendRow): LogTarget | undefined {
+  return targets.find((t) => {
+    if (t.logGroup !== row.logGroup) return false;
+    switch (t.streams.kind) {
+      case 'all':
+        return true;
+      case 'prefix':
+        return row.logStream.startsWith(t.streams.prefix);
+      case 'names':
+        return t.streams.names.includes(row.logStream);
+    }
+  });
+}
