@@ -1,5 +1,11 @@
 import { createHash } from 'node:crypto';
-import type { ValidationRecord } from '../store/schema.js';
+
+/** A DNS record a certificate authority asks for to prove control of a name. */
+export interface ValidationRecord {
+  name: string;
+  type: string;
+  value: string;
+}
 
 export type RecordRole = 'ROUTING' | 'OWNERSHIP_VERIFICATION' | 'CERTIFICATE_VALIDATION';
 export type RecordOwnership = 'USER' | 'SERVICE';

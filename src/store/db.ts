@@ -5,7 +5,7 @@ import { PGliteSupervisor } from './pglite-supervisor.js';
 import { guardedDialect } from './postgres-guard.js';
 import type { Tables } from './schema.js';
 import { pgliteRunner, postgresRunner, type StatementRunner } from './statement-runner.js';
-import { asUnavailable, DatabaseUnavailableError } from './unavailable.js';
+import { asUnavailable, DatabaseUnavailableError } from '../core/database-unavailable.js';
 
 export type Db = Kysely<Tables>;
 export type Executor = Kysely<Tables> | Transaction<Tables>;

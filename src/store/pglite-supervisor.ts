@@ -10,7 +10,7 @@ import {
   type Kysely,
   type QueryResult,
 } from 'kysely';
-import { DatabaseUnavailableError } from './unavailable.js';
+import { DatabaseUnavailableError } from '../core/database-unavailable.js';
 import { yieldWhenTurnSpent } from './turn-slice.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { DatabaseConnection, Dialect, Driver, Kysely, TransactionSettings } from 'kysely';
-import { asUnavailable } from './unavailable.js';
+import { asUnavailable } from '../core/database-unavailable.js';
 
 /**
  * A Kysely dialect whose errors say when the database is unreachable: a failure to connect, or a

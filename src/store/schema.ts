@@ -1,3 +1,4 @@
+import type { ValidationRecord } from '../core/dns-records.js';
 import type { ColumnType, Generated, GeneratedAlways } from 'kysely';
 
 /** Row types of the tables in `migrations/`. */
@@ -80,11 +81,7 @@ export interface DeploymentResourcesTable {
   snapshot: ColumnType<unknown, string, string>;
 }
 
-export interface ValidationRecord {
-  name: string;
-  type: string;
-  value: string;
-}
+export type { ValidationRecord };
 
 export interface CertificatesTable {
   id: string;

@@ -4,7 +4,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import { AppError, appError, databaseUnavailable, renderError, type ErrorCode } from '../../core/errors.js';
-import { isDatabaseUnavailable } from '../../store/unavailable.js';
+import { isDatabaseUnavailable } from '../../core/database-unavailable.js';
 import { describeValidationErrors } from '../validation.js';
 
 /** On every response, error or not, including the ones written below Fastify. */

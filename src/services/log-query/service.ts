@@ -5,7 +5,7 @@ import { appError } from '../../core/errors.js';
 import type { LogBackend } from '../../providers/log-backend.js';
 import { Semaphore } from '../../core/semaphore.js';
 import type { Db } from '../../store/db.js';
-import { isDatabaseUnavailable } from '../../store/unavailable.js';
+import { isDatabaseUnavailable } from '../../core/database-unavailable.js';
 import { matches, parseFilter, planFilter, TRUE, type FilterNode } from '../../core/filter-tree/index.js';
 import { resolveDeploymentResourceTargets } from './deployment-resource.js';
 import { cutPage, type UnitResult } from '../../core/log-query/page.js';
