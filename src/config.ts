@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { literalUnion, SERVER_LOG_LEVELS } from './core/enums.js';
 
 const Int = (min: number, max: number, def: number) => Type.Integer({ minimum: min, maximum: max, default: def });
 
@@ -12,10 +13,7 @@ export const ConfigSchema = Type.Object({
   HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
   BERTH_DATA_DIR: Type.String({ minLength: 1, default: './.berth' }),
-  LOG_LEVEL: Type.Union(
-    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
-    { default: 'info' },
-  ),
+  LOG_LEVEL: literalUnion(SERVER_LOG_LEVELS, { default: 'info' }),
   BODY_LIMIT_BYTES: Int(1024, 64 * 1024 * 1024, 1024 * 1024),
   SHUTDOWN_TIMEOUT_MS: Int(100, 600_000, 10_000),
   /** Comma-separated `host` or `host:port` resolvers; empty = the system's. */
@@ -44,6 +42,14 @@ export const ConfigSchema = Type.Object({
   MAX_SQL_BYTES: Int(4_096, 16 * 1024 * 1024, 256 * 1024),
   /** Server-side limit on any statement on PostgreSQL (`statement_timeout`); migrations are exempt. */
   DB_STATEMENT_TIMEOUT_MS: Int(100, 3_600_000, 60_000),
+  /**
+   * Bound on each in-process cache (API keys, identity providers): entries found, and apart from them
+   * entries for unknown keys. 0 turns the caches off. Caches are flushed on every replica when the
+   * tables behind them change (PostgreSQL LISTEN/NOTIFY), and bypassed while that is not heard.
+   */
+  CACHE_MAX_ENTRIES: Int(0, 10_000_000, 10_000),
+  /** How long an unknown API key (or organization) is remembered as unknown; 0: not at all. */
+  CACHE_MISSING_TTL_MS: Int(0, 2_000, 1_000),
   LOG_QUERY_CONCURRENCY: Int(1, 256, 8),
   INSIGHTS_MAX_GROUPS_PER_QUERY: Int(1, 50, 50),
   INSIGHTS_MAX_CONCURRENT_QUERIES: Int(1, 100, 30),

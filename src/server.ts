@@ -43,7 +43,6 @@ export async function startServer(config: Config, options: ServeOptions = {}): P
     services = createServices(opened.store, config);
     app = await buildApp({
       config,
-      store: opened.store,
       services,
       isAcceptingTraffic: () => accepting,
       logger: loggerOptions(config.LOG_LEVEL),
@@ -52,6 +51,11 @@ export async function startServer(config: Config, options: ServeOptions = {}): P
     opened.lock?.update({ url });
     const readyApp = app;
     const readyServices = services;
+    // Without the change feed every authenticated request reads the database again: slower, never stale.
+    readyServices.caches.watch((active, error) => {
+      if (active) readyApp.log.info('caches in use again: listening for database changes');
+      else readyApp.log.warn({ err: error }, 'caches bypassed: not listening for database changes');
+    });
 
     let shuttingDown: Promise<void> | undefined;
     const shutdown = (reason = 'shutdown') => {

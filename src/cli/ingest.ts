@@ -6,7 +6,7 @@ import type { Config } from '../config.js';
 import { openConfiguredStore } from '../runtime.js';
 import { readLock } from '../store/data-dir-lock.js';
 import { AppError } from '../core/errors.js';
-import { IngestTimestampSchema } from '../http/routes/log-ingest.js';
+import { IngestTimestampSchema } from '../core/schemas/log-ingest.js';
 import { epochMsOf } from '../core/log-time.js';
 import {
   LogIngestService,

@@ -1,4 +1,6 @@
-export type Role = 'owner' | 'admin' | 'member' | 'viewer';
+import { type Role, WRITE_ROLES } from './enums.js';
+
+export type { Role };
 
 /** Who is calling, resolved from the bearer token. */
 export interface Caller {
@@ -9,8 +11,6 @@ export interface Caller {
   keyOrganizationId: string | null;
   memberships: ReadonlyMap<string, Role>;
 }
-
-const WRITE_ROLES: ReadonlySet<Role> = new Set(['owner', 'admin']);
 
 /** The caller's role in an organization, or null when it has none there. */
 export function roleIn(caller: Caller, organizationId: string): Role | null {

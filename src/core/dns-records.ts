@@ -1,22 +1,14 @@
 import { createHash } from 'node:crypto';
+import type { RecordOwnership, RecordRole } from './enums.js';
+import type { DomainRecord } from './schemas/domains.js';
+
+export type { DomainRecord, RecordOwnership, RecordRole };
 
 /** A DNS record a certificate authority asks for to prove control of a name. */
 export interface ValidationRecord {
   name: string;
   type: string;
   value: string;
-}
-
-export type RecordRole = 'ROUTING' | 'OWNERSHIP_VERIFICATION' | 'CERTIFICATE_VALIDATION';
-export type RecordOwnership = 'USER' | 'SERVICE';
-
-/** A DNS record a domain needs, and who must publish it. */
-export interface DomainRecord {
-  name: string;
-  type: string;
-  expected: string;
-  ownership: RecordOwnership;
-  role: RecordRole;
 }
 
 export interface DomainRecordInput {

@@ -4,29 +4,9 @@
  * checked against this table by a test, so the two cannot drift.
  */
 
-export interface ErrorAction {
-  label: string;
-  url: string;
-}
+import type { ErrorAction, ErrorBody, ErrorDetail } from './schemas/common.js';
 
-export interface ErrorDetail {
-  title: string;
-  render: 'list' | 'object';
-  items?: string[];
-  object?: Record<string, unknown>;
-}
-
-/** The spec's error object: no other properties are allowed. */
-export interface ErrorBody {
-  code: string;
-  message: string;
-  description?: string;
-  action?: ErrorAction;
-  details?: ErrorDetail[];
-  isInternal?: boolean;
-  metadata?: Record<string, unknown>;
-  requestId?: string;
-}
+export type { ErrorAction, ErrorBody, ErrorDetail };
 
 interface CatalogueEntry {
   status: number;
@@ -56,6 +36,10 @@ export const CATALOGUE = {
     status: 422,
     message: 'The organization of the new category cannot be told from the token.',
   },
+  'api-keys:key:not-found': { status: 404, message: 'The API key was not found.' },
+  'api-keys:principal:not-found': { status: 404, message: 'The principal was not found in this organization.' },
+  'api-keys:expiry:invalid': { status: 422, message: 'The expiry of the key is invalid.' },
+  'api-keys:cursor:invalid': { status: 400, message: 'The cursor is invalid.' },
   'logs:query:no-selector': { status: 422, message: 'Name the sources to query.' },
   'logs:query:conflicting-selectors': {
     status: 422,

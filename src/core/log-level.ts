@@ -1,6 +1,6 @@
-/** Log levels Berth reports, most to least verbose, then UNKNOWN. */
-export const LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'FATAL', 'UNKNOWN'] as const;
-export type Level = (typeof LEVELS)[number];
+import type { LogLevel as Level } from './enums.js';
+
+export { LOG_LEVELS as LEVELS, type LogLevel as Level } from './enums.js';
 
 const NAMES: Record<string, Level> = {
   trace: 'TRACE',

@@ -6,8 +6,7 @@ import secureJson from 'secure-json-parse';
 import type { Config } from '../config.js';
 import { appError } from '../core/errors.js';
 import type { Services } from '../services/index.js';
-import type { Store } from '../store/db.js';
-import { authHook } from './plugins/auth.js';
+import { authHook, settleWritesHook } from './plugins/auth.js';
 import {
   answerClientError,
   answerFrameworkError,
@@ -17,7 +16,7 @@ import {
   SECURITY_HEADERS,
 } from './plugins/error-handler.js';
 import { installMetrics } from './plugins/metrics.js';
-import { ErrorSchema } from './schemas/common.js';
+import { ErrorSchema } from '../core/schemas/common.js';
 import { validatorCompiler } from './validation.js';
 import { healthRoutes } from './routes/health.js';
 import { logIngestRoutes } from './routes/log-ingest.js';
@@ -27,10 +26,10 @@ import { moduleCategoryRoutes } from './routes/module-categories.js';
 import { certificateRoutes } from './routes/certificates.js';
 import { domainRoutes } from './routes/domains.js';
 import { organizationRoutes } from './routes/organizations.js';
+import { apiKeyRoutes } from './routes/api-keys.js';
 
 export interface AppDeps {
   config: Config;
-  store: Store;
   services: Services;
   logger?: FastifyServerOptions['logger'];
   /** Answers false once shutdown has begun, so /readyz drains the replica. */
@@ -57,7 +56,7 @@ function lingeringClose(this: Socket): void {
 
 /** Builds the HTTP app from its dependencies; never listens. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
-  const { config, store, services } = deps;
+  const { config, services } = deps;
   const app = Fastify({
     logger: deps.logger ?? false,
     bodyLimit: config.BODY_LIMIT_BYTES,
@@ -133,11 +132,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   installMetrics(app, services.streams);
 
-  await app.register(healthRoutes, { store, isAcceptingTraffic: deps.isAcceptingTraffic ?? (() => true) });
+  await app.register(healthRoutes, {
+    health: services.health,
+    isAcceptingTraffic: deps.isAcceptingTraffic ?? (() => true),
+  });
 
   await app.register(async (api) => {
-    api.addHook('onRequest', authHook(store.db));
+    api.addHook('onRequest', authHook(services.authentication));
+    api.addHook('onSend', settleWritesHook(services.caches));
     await api.register(organizationRoutes, { organizations: services.organizations });
+    await api.register(apiKeyRoutes, { apiKeys: services.apiKeys });
     await api.register(moduleCategoryRoutes, { categories: services.categories });
     await api.register(logIngestRoutes, { ingest: services.ingest });
     await api.register(domainRoutes, { domains: services.domains, nameAvailability: services.nameAvailability });

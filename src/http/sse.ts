@@ -1,66 +1,66 @@
 import type { ServerResponse } from 'node:http';
+import { type Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+
+/** Starts a server-sent event stream on a raw response: status and headers, sent at once. */
+export function openSse(res: ServerResponse, headers: Record<string, string>): void {
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache, no-transform',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+    'x-content-type-options': 'nosniff',
+    ...headers,
+  });
+  res.flushHeaders();
+}
+
+/** One message: one `data:` line (JSON never contains a raw newline), an `id:` to resume from, an event name. */
+export function sseMessage(message: { id?: string; event?: string; data: unknown }): string {
+  let frame = '';
+  if (message.event !== undefined) frame += `event: ${message.event}\n`;
+  if (message.id !== undefined) frame += `id: ${message.id}\n`;
+  return `${frame}data: ${JSON.stringify(message.data)}\n\n`;
+}
+
+export const sseComment = (text: string): string => `: ${text}\n\n`;
 
 /**
- * Server-sent events on a raw response: one `data:` line per message (JSON
- * never contains a raw newline), an `id:` to resume from, comments for
- * keep-alive. Writes report backpressure instead of buffering without bound.
+ * Writes a stream of values to the response as server-sent events, `frame` turning each into its text, and
+ * ends the response when the values end. Backpressure: a value is taken only once the response has accepted
+ * the one before without exceeding its buffer (or, when it had to, once it drained), so a client that stops
+ * reading stops the values at one waiting in `values`. A client that goes away destroys `values`, which stops
+ * its work; the promise then resolves as at the end. It rejects only when `frame` fails.
  */
-export class SseWriter {
-  private closed = false;
-
-  constructor(private readonly res: ServerResponse) {}
-
-  open(headers: Record<string, string>): void {
-    this.res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache, no-transform',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-      'x-content-type-options': 'nosniff',
-      ...headers,
-    });
-    this.res.flushHeaders();
+export async function sendSse<T>(values: Readable, frame: (value: T) => string, res: ServerResponse): Promise<void> {
+  if (res.destroyed) {
+    values.destroy();
+    return;
   }
-
-  get isClosed(): boolean {
-    return this.closed || this.res.destroyed || this.res.writableEnded;
-  }
-
-  /** True while the socket's buffer is over its high-water mark. */
-  get congested(): boolean {
-    return this.res.writableNeedDrain;
-  }
-
-  send(message: { id?: string; event?: string; data: unknown }): void {
-    if (this.isClosed) return;
-    let frame = '';
-    if (message.event !== undefined) frame += `event: ${message.event}\n`;
-    if (message.id !== undefined) frame += `id: ${message.id}\n`;
-    frame += `data: ${JSON.stringify(message.data)}\n\n`;
-    this.res.write(frame);
-  }
-
-  comment(text: string): void {
-    if (!this.isClosed) this.res.write(`: ${text}\n\n`);
-  }
-
-  /** Resolves when the client has taken what was written (or is gone). */
-  drained(): Promise<void> {
-    if (!this.congested || this.isClosed) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = () => {
-        this.res.off('drain', done);
-        this.res.off('close', done);
-        resolve();
-      };
-      this.res.on('drain', done);
-      this.res.on('close', done);
-    });
-  }
-
-  end(): void {
-    if (this.closed) return;
-    this.closed = true;
-    if (!this.res.writableEnded) this.res.end();
-  }
+  let fault: unknown;
+  const sink = new Writable({
+    objectMode: true,
+    // One value at a time: the next is taken from `values` once this one is in the response's buffer.
+    highWaterMark: 1,
+    write(value: T, _encoding, done) {
+      let text: string;
+      try {
+        text = frame(value);
+      } catch (error) {
+        fault = error;
+        return done(error as Error);
+      }
+      if (res.write(text)) done();
+      else res.once('drain', () => done());
+    },
+    final(done) {
+      res.end();
+      done();
+    },
+  });
+  // The response closes when it has ended, or when the client went away: then nothing more can be written.
+  res.once('close', () => sink.destroy());
+  // Any failure but `fault` is a premature close: the client went away.
+  await pipeline(values, sink).catch(() => undefined);
+  if (fault !== undefined) throw fault;
 }

@@ -1,19 +1,9 @@
 import type { DnsCheckResult } from './dns-resolver.js';
 import type { ValidationRecord } from '../store/schema.js';
 import type { ProviderKind } from './errors.js';
+import type { CertificateStatus } from '../core/enums.js';
 
-/** ACM's statuses without underscores (DESIGN §6). */
-export const CERTIFICATE_STATUSES = [
-  'PENDINGVALIDATION',
-  'ISSUED',
-  'INACTIVE',
-  'EXPIRED',
-  'VALIDATIONTIMEDOUT',
-  'REVOKED',
-  'FAILED',
-] as const;
-
-export type CertificateStatus = (typeof CERTIFICATE_STATUSES)[number];
+export { CERTIFICATE_STATUSES, type CertificateStatus } from '../core/enums.js';
 
 export type { ValidationRecord };
 

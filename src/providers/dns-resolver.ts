@@ -1,6 +1,8 @@
 import { Resolver } from 'node:dns/promises';
 
-export type DnsRecordType = 'TXT' | 'CNAME' | 'A';
+import type { DnsRecordType } from '../core/enums.js';
+
+export type { DnsRecordType };
 
 export interface DnsRecordCheck {
   name: string;

@@ -1,4 +1,6 @@
-export type ProviderKind = 'local' | 'aws';
+import type { ProviderKind } from '../core/enums.js';
+
+export type { ProviderKind };
 
 export type ProviderService = 'certificate-authority' | 'dns-zone';
 

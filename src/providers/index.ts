@@ -1,6 +1,6 @@
-import type { Config } from '../config.js';
 import type { Db } from '../store/db.js';
-import { AwsClients, type AwsAccount, type AwsOptions } from './aws/clients.js';
+import { listAwsAccounts } from '../store/repositories/cloud-accounts.js';
+import type { AwsAccount, AwsClients, AwsOptions } from './aws/clients.js';
 import { AcmCertificateAuthority } from './aws/certificate-authority.js';
 import { LocalCertificateAuthority } from './local/certificate-authority.js';
 import type { CertificateAuthority } from './certificate-authority.js';
@@ -9,7 +9,7 @@ import { LocalDnsZone } from './local/dns-zone.js';
 import type { DnsZone } from './dns-zone.js';
 
 export interface ProviderOverrides {
-  /** Options of the AWS clients (tests: short retry backoffs, static credentials). */
+  /** Options of the process's AWS client factory (tests: short retry backoffs, static credentials). */
   aws?: Partial<AwsOptions>;
   /** Wraps the authority chosen for a certificate (tests: count or fail attempts). */
   wrapCertificateAuthority?: (authority: CertificateAuthority) => CertificateAuthority;
@@ -50,25 +50,21 @@ export function chooseAwsAccount(accounts: AwsAccount[], arn: AcmArn | null): Aw
  * such an organization is asked about in ACM (in the ARN's region); everything else is `local`.
  */
 export class Providers {
-  private readonly aws: AwsClients;
   private readonly local: { authority: LocalCertificateAuthority; zone: LocalDnsZone };
 
+  /** `aws` is the process's one client factory, shared with the log backends; its owner closes it. */
   constructor(
     private readonly db: Db,
-    config: Config,
+    private readonly aws: AwsClients,
     private readonly overrides: ProviderOverrides = {},
   ) {
-    this.aws = new AwsClients({
-      maxAttempts: config.AWS_MAX_ATTEMPTS,
-      callTimeoutMs: config.AWS_CALL_TIMEOUT_MS,
-      ...overrides.aws,
-    });
     this.local = { authority: new LocalCertificateAuthority(), zone: new LocalDnsZone(db) };
   }
 
   async certificateAuthorityFor(organizationId: string, arn: string | null): Promise<CertificateAuthority> {
     const parsed = parseAcmArn(arn);
-    const account = parsed === null ? undefined : chooseAwsAccount(await this.awsAccounts(organizationId), parsed);
+    const account =
+      parsed === null ? undefined : chooseAwsAccount(await listAwsAccounts(this.db, organizationId), parsed);
     const authority =
       account === undefined || parsed === null
         ? this.local.authority
@@ -77,30 +73,9 @@ export class Providers {
   }
 
   async dnsZoneFor(organizationId: string, arn: string | null = null): Promise<DnsZone> {
-    const account = chooseAwsAccount(await this.awsAccounts(organizationId), parseAcmArn(arn));
+    const account = chooseAwsAccount(await listAwsAccounts(this.db, organizationId), parseAcmArn(arn));
     const zone =
       account === undefined ? this.local.zone : new Route53DnsZone(this.aws.route53(account), this.aws.callTimeoutMs);
     return this.overrides.wrapDnsZone?.(zone) ?? zone;
-  }
-
-  close(): void {
-    this.aws.close();
-  }
-
-  private async awsAccounts(organizationId: string): Promise<AwsAccount[]> {
-    const rows = await this.db
-      .selectFrom('cloud_accounts')
-      .select(['id', 'region', 'role_arn', 'external_id', 'endpoint'])
-      .where('organization_id', '=', organizationId)
-      .where('provider', '=', 'aws')
-      .orderBy('id')
-      .execute();
-    return rows.map((r) => ({
-      id: r.id,
-      region: r.region,
-      roleArn: r.role_arn,
-      externalId: r.external_id,
-      endpoint: r.endpoint,
-    }));
   }
 }

@@ -1,40 +1,66 @@
-import type { Db } from '../store/db.js';
 import type { Caller, Role } from '../core/caller.js';
-import { hashToken, hashesEqual } from '../core/tokens.js';
+import { hashToken } from '../core/tokens.js';
+import type { Db } from '../store/db.js';
+import { findCredentialByTokenHash } from '../store/repositories/principals.js';
+import { CachedLookup } from './caches/cached-lookup.js';
+import type { CacheInvalidation } from './caches/invalidation.js';
+import { type CacheOptions, FOUND_TTL_MS } from './caches/options.js';
 
-/**
- * Resolves a bearer token to its caller, or null for an unknown, revoked or
- * expired one (they are indistinguishable to the client).
- */
-export async function authenticate(db: Db, token: string, now = new Date()): Promise<Caller | null> {
-  const hash = hashToken(token);
-  const key = await db
-    .selectFrom('api_keys')
-    .innerJoin('principals', 'principals.id', 'api_keys.principal_id')
-    .select([
-      'api_keys.id as keyId',
-      'api_keys.token_hash as tokenHash',
-      'api_keys.organization_id as keyOrganizationId',
-      'api_keys.expires_at as expiresAt',
-      'api_keys.revoked_at as revokedAt',
-      'principals.id as principalId',
-      'principals.superadmin as superadmin',
-    ])
-    .where('api_keys.token_hash', '=', hash)
-    .executeTakeFirst();
-  if (key === undefined || !hashesEqual(key.tokenHash, hash)) return null;
-  if (key.revokedAt !== null && new Date(key.revokedAt) <= now) return null;
-  if (key.expiresAt !== null && new Date(key.expiresAt) <= now) return null;
-  const rows = await db
-    .selectFrom('memberships')
-    .select(['organization_id', 'role'])
-    .where('principal_id', '=', key.principalId)
-    .execute();
-  return {
-    principalId: key.principalId,
-    keyId: key.keyId,
-    superadmin: key.superadmin,
-    keyOrganizationId: key.keyOrganizationId,
-    memberships: new Map(rows.map((r) => [r.organization_id, r.role as Role])),
-  };
+/** A key as the cache keeps it: its validity is checked against the clock on every use. */
+interface KnownKey {
+  caller: Caller;
+  expiresAtMs: number | null;
+  revokedAtMs: number | null;
+}
+
+/** Tables whose writes can change who a token is, what it may do, or whether it works at all. */
+const AUTH_TABLES = ['api_keys', 'principals', 'memberships'] as const;
+
+export class AuthenticationService {
+  readonly #keys: CachedLookup<KnownKey>;
+
+  constructor(db: Db, caches: CacheInvalidation, options: CacheOptions) {
+    this.#keys = new CachedLookup<KnownKey>(caches, {
+      tables: AUTH_TABLES,
+      maxEntries: options.maxEntries,
+      ttlMs: FOUND_TTL_MS,
+      // An unknown token repeated (a client with a deleted key retrying) costs one lookup per interval;
+      // a key created meanwhile flushes it (api_keys changed), so it works at once.
+      missingTtlMs: options.missingTtlMs,
+      load: async (hash) => {
+        const credential = await findCredentialByTokenHash(db, hash);
+        if (credential === undefined) return undefined;
+        return {
+          caller: {
+            principalId: credential.principalId,
+            keyId: credential.keyId,
+            superadmin: credential.superadmin,
+            keyOrganizationId: credential.keyOrganizationId,
+            memberships: new Map<string, Role>(credential.memberships.map((m) => [m.organizationId, m.role])),
+          },
+          expiresAtMs: credential.expiresAt?.getTime() ?? null,
+          revokedAtMs: credential.revokedAt?.getTime() ?? null,
+        };
+      },
+    });
+  }
+
+  /**
+   * Resolves a bearer token to its caller, or null for an unknown, revoked or expired one (they are
+   * indistinguishable to the client). Expiry and revocation times are compared with `now` on every call,
+   * cached or not.
+   */
+  async authenticate(token: string, now = new Date()): Promise<Caller | null> {
+    const key = await this.#keys.get(hashToken(token));
+    if (key === undefined) return null;
+    const at = now.getTime();
+    if (key.revokedAtMs !== null && key.revokedAtMs <= at) return null;
+    if (key.expiresAtMs !== null && key.expiresAtMs <= at) return null;
+    return key.caller;
+  }
+
+  /** Entries the token cache holds (tests: the bound under a flood of unknown tokens). */
+  get cacheSize(): { found: number; missing: number } {
+    return this.#keys.size;
+  }
 }

@@ -1,6 +1,8 @@
 import type { Config } from '../config.js';
 import type { Store } from '../store/db.js';
-import type { ProviderOverrides } from '../providers/index.js';
+import { storeTenancy } from '../store/tenancy.js';
+import { Providers, type ProviderOverrides } from '../providers/index.js';
+import { createAwsClients } from '../providers/aws/clients.js';
 import type { CertificateRetryService } from './domains/certificate-retry.js';
 import { createDomainServices } from './domains/index.js';
 import type { DomainService } from './domains/domains.js';
@@ -14,10 +16,21 @@ import type { InsightsOptions } from '../providers/aws/log-backend.js';
 import { LogIngestService } from './log-ingest.js';
 import { ModuleCategoryService } from './module-categories.js';
 import { OrganizationService } from './organizations.js';
+import { AuthenticationService } from './authenticate.js';
+import { CacheInvalidation, NO_CHANGE_FEED } from './caches/invalidation.js';
+import { cacheOptions } from './caches/options.js';
+import { openChangeFeed } from '../store/change-feed.js';
+import { HealthService } from './health.js';
+import { ApiKeyService } from './api-keys.js';
 
 /** Everything route code talks to; built once per process from its dependencies. */
 export interface Services {
+  authentication: AuthenticationService;
+  /** The in-process caches' link to the change feed: `settle()` after a write, `watch()` for the log. */
+  caches: CacheInvalidation;
   organizations: OrganizationService;
+  health: HealthService;
+  apiKeys: ApiKeyService;
   categories: ModuleCategoryService;
   ingest: LogIngestService;
   logs: LogQueryService;
@@ -30,20 +43,28 @@ export interface Services {
   close(): Promise<void>;
 }
 
-/** What tests may replace: the providers behind domains and certificates, Insights client settings. */
+/** What tests may replace: the providers and their AWS client settings, Insights backend options. */
 export interface ServiceOverrides {
   providers?: ProviderOverrides;
-  /** Logs Insights backend options over those of `config` (tests: `clientOverrides` with a fast retry strategy). */
-  insights?: Partial<InsightsOptions>;
+  /** Logs Insights backend options over those of `config`. */
+  insights?: Partial<Omit<InsightsOptions, 'aws'>>;
 }
 
 export function createServices(store: Store, config: Config, overrides: ServiceOverrides = {}): Services {
-  const domainServices = createDomainServices(store.db, config, overrides.providers);
-  const logBackends = createLogBackends(store, config, overrides.insights);
-  const awsStream = new AwsStreamSource({
-    aws: logBackends.awsClients,
-    clientOverrides: overrides.insights?.clientOverrides,
-  });
+  const cached = cacheOptions(config);
+  const caches = new CacheInvalidation(cached.maxEntries > 0 ? openChangeFeed(store) : NO_CHANGE_FEED);
+  // One AWS client factory for the process: certificates, DNS zones, Insights and the stream source share it.
+  const aws = createAwsClients(config, overrides.providers?.aws);
+  // Which organization owns an object: one answer for every service (a cache may wrap it).
+  const tenancy = storeTenancy(store.db);
+  const domainServices = createDomainServices(
+    store.db,
+    tenancy,
+    config,
+    new Providers(store.db, aws, overrides.providers),
+  );
+  const logBackends = createLogBackends(store, config, aws, overrides.insights);
+  const awsStream = new AwsStreamSource({ aws });
   const streams = new LogStreamService(
     store.db,
     { local: new LocalStreamSource(store.db), aws: awsStream },
@@ -64,7 +85,11 @@ export function createServices(store: Store, config: Config, overrides: ServiceO
     streams,
     logBackends,
     logs,
-    organizations: new OrganizationService(store.db),
+    authentication: new AuthenticationService(store.db, caches, cached),
+    caches,
+    organizations: new OrganizationService(store.db, caches, cached),
+    health: new HealthService(store),
+    apiKeys: new ApiKeyService(store.db, config.CURSOR_SECRET),
     categories: new ModuleCategoryService(store.db),
     ingest: new LogIngestService(store.db),
     domains: domainServices.domains,
@@ -73,9 +98,9 @@ export function createServices(store: Store, config: Config, overrides: ServiceO
     close: async () => {
       logs.close();
       streams.close();
-      awsStream.close();
-      logBackends.close();
       await domainServices.close();
+      aws.close();
+      await caches.close();
     },
   };
 }

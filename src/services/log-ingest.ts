@@ -3,21 +3,11 @@ import { appError } from '../core/errors.js';
 import { insertLocalEvents, newEventId } from '../store/repositories/log-events.js';
 import { epochMsOf, invalidTime } from '../core/log-time.js';
 import type { Db } from '../store/db.js';
+import { findCloudAccount } from '../store/repositories/cloud-accounts.js';
 
-export const MAX_EVENTS_PER_INGEST = 10_000;
+import { type IngestEvent, type IngestTarget, MAX_EVENTS_PER_INGEST } from '../core/schemas/log-ingest.js';
 
-export interface IngestTarget {
-  accountId: string;
-  region: string;
-  logGroup: string;
-  logStream: string;
-}
-
-export interface IngestEvent {
-  message: string;
-  /** Epoch ms or an RFC 3339 date-time, in [0, MAX_TIME_MS]; default now. */
-  timestamp?: number | string;
-}
+export { type IngestEvent, type IngestTarget, MAX_EVENTS_PER_INGEST };
 
 /** Writes events into a `local` cloud account: the embedded default's way in for logs. */
 export class LogIngestService {
@@ -33,16 +23,12 @@ export class LogIngestService {
       if (Number.isNaN(ms)) throw invalidTime(`body.events[${i}].timestamp`);
       return ms;
     });
-    const account = await this.db
-      .selectFrom('cloud_accounts')
-      .select(['organization_id', 'provider'])
-      .where('id', '=', target.accountId)
-      .executeTakeFirst();
+    const account = await findCloudAccount(this.db, target.accountId);
     // Another organization's account answers like a missing one.
-    if (account === undefined || (caller !== null && !canRead(caller, account.organization_id))) {
+    if (account === undefined || (caller !== null && !canRead(caller, account.organizationId))) {
       throw appError('logs:account:not-found');
     }
-    if (caller !== null && !canWrite(caller, account.organization_id)) throw appError('auth:permission:denied');
+    if (caller !== null && !canWrite(caller, account.organizationId)) throw appError('auth:permission:denied');
     if (account.provider !== 'local') {
       throw appError('logs:account:not-local', {
         metadata: { accountId: target.accountId, provider: account.provider },

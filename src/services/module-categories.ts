@@ -1,31 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { canRead, canWrite, visibleOrganizations, type Caller } from '../core/caller.js';
 import { appError } from '../core/errors.js';
+import type { ModuleCategory, NewModuleCategory } from '../core/schemas/module-categories.js';
 import type { Db } from '../store/db.js';
-import type { ModuleCategoriesTable } from '../store/schema.js';
-import type { Selectable } from 'kysely';
-
-export interface ModuleCategory {
-  id: string;
-  givenId: string;
-  name: string;
-  sortOrder: number;
-  description?: string;
-  icon?: string;
-  organizationId?: string;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface NewModuleCategory {
-  givenId: string;
-  name: string;
-  sortOrder: number;
-  description?: string;
-  icon?: string;
-}
-
-const UNIQUE_VIOLATION = '23505';
+import {
+  findModuleCategory,
+  insertModuleCategory,
+  listModuleCategories,
+  type ModuleCategoryRow,
+} from '../store/repositories/module-categories.js';
 
 export class ModuleCategoryService {
   constructor(private readonly db: Db) {}
@@ -33,47 +16,29 @@ export class ModuleCategoryService {
   async create(caller: Caller, input: NewModuleCategory): Promise<ModuleCategory> {
     const organizationId = this.targetOrganization(caller);
     if (organizationId !== null && !canWrite(caller, organizationId)) throw appError('auth:permission:denied');
-    try {
-      const row = await this.db
-        .insertInto('module_categories')
-        .values({
-          id: randomUUID(),
-          organization_id: organizationId,
-          given_id: input.givenId,
-          name: input.name,
-          sort_order: input.sortOrder,
-          description: input.description ?? null,
-          icon: input.icon ?? null,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      return toCategory(row);
-    } catch (error) {
-      // The unique index decides, so two replicas racing on one givenId cannot both win.
-      if ((error as { code?: string }).code === UNIQUE_VIOLATION) {
-        throw appError('module-categories:category:given-id-taken', { metadata: { givenId: input.givenId } });
-      }
-      throw error;
+    const row = await insertModuleCategory(this.db, {
+      id: randomUUID(),
+      organizationId,
+      givenId: input.givenId,
+      name: input.name,
+      sortOrder: input.sortOrder,
+      description: input.description ?? null,
+      icon: input.icon ?? null,
+    });
+    if (row === undefined) {
+      throw appError('module-categories:category:given-id-taken', { metadata: { givenId: input.givenId } });
     }
+    return toCategory(row);
   }
 
   /** The caller's organizations' categories and the global ones, by sortOrder then name. */
   async list(caller: Caller): Promise<ModuleCategory[]> {
-    const orgs = visibleOrganizations(caller);
-    let query = this.db.selectFrom('module_categories').selectAll();
-    if (orgs !== null) {
-      query = query.where((eb) =>
-        orgs.length > 0
-          ? eb.or([eb('organization_id', 'is', null), eb('organization_id', 'in', orgs)])
-          : eb('organization_id', 'is', null),
-      );
-    }
-    const rows = await query.orderBy('sort_order').orderBy('name').orderBy('id').execute();
+    const rows = await listModuleCategories(this.db, visibleOrganizations(caller));
     return rows.map(toCategory);
   }
 
   async get(caller: Caller, id: string): Promise<ModuleCategory> {
-    const row = await this.db.selectFrom('module_categories').selectAll().where('id', '=', id).executeTakeFirst();
+    const row = await findModuleCategory(this.db, id);
     if (row === undefined || (row.organization_id !== null && !canRead(caller, row.organization_id))) {
       throw appError('module-categories:category:not-found');
     }
@@ -97,7 +62,7 @@ export class ModuleCategoryService {
   }
 }
 
-function toCategory(row: Selectable<ModuleCategoriesTable>): ModuleCategory {
+function toCategory(row: ModuleCategoryRow): ModuleCategory {
   const out: ModuleCategory = {
     id: row.id,
     givenId: row.given_id,

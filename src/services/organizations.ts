@@ -1,22 +1,31 @@
 import { canRead, type Caller } from '../core/caller.js';
+import { IDENTITY_PROVIDERS, type IdentityProvider } from '../core/enums.js';
 import { appError } from '../core/errors.js';
 import type { Db } from '../store/db.js';
-
-/** The spec's identity providers, in the order the API lists them. */
-export const IDENTITY_PROVIDERS = [
-  'EMAIL_PASSWORD',
-  'CODE_HOST_1',
-  'CODE_HOST_2',
-  'SOCIAL_1',
-  'WORKFORCE_1',
-  'SSO_BROKER',
-] as const;
-export type IdentityProvider = (typeof IDENTITY_PROVIDERS)[number];
+import { findPermittedIdentityProviders } from '../store/repositories/identity-providers.js';
+import { CachedLookup } from './caches/cached-lookup.js';
+import type { CacheInvalidation } from './caches/invalidation.js';
+import { type CacheOptions, FOUND_TTL_MS } from './caches/options.js';
 
 const ORDER = new Map<string, number>(IDENTITY_PROVIDERS.map((p, i) => [p, i]));
 
 export class OrganizationService {
-  constructor(private readonly db: Db) {}
+  readonly #providers: CachedLookup<readonly IdentityProvider[]>;
+
+  constructor(db: Db, caches: CacheInvalidation, options: CacheOptions) {
+    this.#providers = new CachedLookup<readonly IdentityProvider[]>(caches, {
+      tables: ['organizations'],
+      maxEntries: options.maxEntries,
+      ttlMs: FOUND_TTL_MS,
+      missingTtlMs: options.missingTtlMs,
+      load: async (organizationId) => {
+        const stored = await findPermittedIdentityProviders(db, organizationId);
+        if (stored === undefined) return undefined;
+        const unique = new Set(stored.filter((p): p is IdentityProvider => ORDER.has(p)));
+        return Object.freeze([...unique].sort((a, b) => ORDER.get(a)! - ORDER.get(b)!));
+      },
+    });
+  }
 
   /**
    * An unknown organization and one the caller is not a member of answer the
@@ -24,13 +33,8 @@ export class OrganizationService {
    */
   async permittedIdentityProviders(caller: Caller, organizationId: string): Promise<IdentityProvider[]> {
     if (!canRead(caller, organizationId)) throw appError('auth:permission:denied');
-    const org = await this.db
-      .selectFrom('organizations')
-      .select('permitted_identity_providers')
-      .where('id', '=', organizationId)
-      .executeTakeFirst();
-    if (org === undefined) throw appError('auth:permission:denied');
-    const unique = new Set(org.permitted_identity_providers.filter((p): p is IdentityProvider => ORDER.has(p)));
-    return [...unique].sort((a, b) => ORDER.get(a)! - ORDER.get(b)!);
+    const providers = await this.#providers.get(organizationId);
+    if (providers === undefined) throw appError('auth:permission:denied');
+    return [...providers];
   }
 }

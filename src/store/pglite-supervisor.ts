@@ -33,6 +33,7 @@ export class PGliteSupervisor {
   /** Instances that failed fatally: never called again. */
   readonly #dead = new WeakSet<PGlite>();
   #deaths = 0;
+  readonly #watchers = new Set<(lite: PGlite | undefined) => void>();
 
   private constructor(
     readonly dataDir: string | undefined,
@@ -77,6 +78,25 @@ export class PGliteSupervisor {
     return this.#lite;
   }
 
+  /**
+   * Calls `watcher` with the new live instance each time one is opened again, and with undefined when the
+   * live one dies (what a session-bound `LISTEN` needs: it is lost with the instance). Returns the unwatch.
+   */
+  watch(watcher: (lite: PGlite | undefined) => void): () => void {
+    this.#watchers.add(watcher);
+    return () => this.#watchers.delete(watcher);
+  }
+
+  #tell(lite: PGlite | undefined): void {
+    for (const watcher of this.#watchers) {
+      try {
+        watcher(lite);
+      } catch {
+        // A failing watcher must not stop the supervisor (nor the others).
+      }
+    }
+  }
+
   /** Runs `fn` on `lite`, which must still be live; a fatal error marks it dead and becomes DatabaseUnavailableError. */
   async use<T>(lite: PGlite, fn: (lite: PGlite) => Promise<T>): Promise<T> {
     if (this.#dead.has(lite) || this.#closed)
@@ -97,6 +117,7 @@ export class PGliteSupervisor {
     this.#lite = undefined;
     this.#deaths++;
     this.log('the embedded database died', cause);
+    this.#tell(undefined);
     // Emscripten's file streams hold host file descriptors; closing them runs no WebAssembly.
     try {
       lite.Module.FS.quit();
@@ -117,6 +138,7 @@ export class PGliteSupervisor {
         }
         this.#lite = lite;
         this.log(`the embedded database is open again after ${Date.now() - started} ms (attempt ${attempt})`);
+        this.#tell(lite);
         return;
       } catch (error) {
         this.log(`reopening the embedded database failed (attempt ${attempt})`, error);

@@ -1,4 +1,5 @@
 import type { ValidationRecord } from '../core/dns-records.js';
+import type { CertificateStatus, ProviderKind, Role } from '../core/enums.js';
 import type { ColumnType, Generated, GeneratedAlways } from 'kysely';
 
 /** Row types of the tables in `migrations/`. */
@@ -21,7 +22,7 @@ export interface PrincipalsTable {
 export interface MembershipsTable {
   principal_id: string;
   organization_id: string;
-  role: 'owner' | 'admin' | 'member' | 'viewer';
+  role: Role;
 }
 
 export interface ApiKeysTable {
@@ -32,12 +33,16 @@ export interface ApiKeysTable {
   expires_at: Timestamp | null;
   revoked_at: Timestamp | null;
   created_at: Generated<Date>;
+  /** Migration 005: a label, and who made and revoked the key through the API (NULL from the CLI and fixtures). */
+  name: Generated<string | null>;
+  created_by: Generated<string | null>;
+  revoked_by: Generated<string | null>;
 }
 
 export interface CloudAccountsTable {
   id: string;
   organization_id: string;
-  provider: 'local' | 'aws';
+  provider: ProviderKind;
   region: string;
   role_arn: string | null;
   external_id: string | null;
@@ -87,7 +92,7 @@ export interface CertificatesTable {
   id: string;
   module_instance_id: string;
   domain_name: string;
-  status: string;
+  status: CertificateStatus;
   arn: string | null;
   issued_at: Timestamp | null;
   expires_at: Timestamp | null;

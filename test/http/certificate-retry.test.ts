@@ -269,7 +269,7 @@ describe('POST /managed-certificates/{id}/retry-validation: who may, and which c
 /** A second Berth process on the same database: its own services, so its own in-process coalescing. */
 async function startReplica(): Promise<{ url: string; close(): Promise<void> }> {
   const services: Services = createServices(t.store, t.config, overrides);
-  const app: FastifyInstance = await buildApp({ config: t.config, store: t.store, services });
+  const app: FastifyInstance = await buildApp({ config: t.config, services });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   return {
     url,

@@ -249,7 +249,6 @@ describe('the request log', () => {
     });
     const app = await buildApp({
       config: t.config,
-      store: t.store,
       services: t.services,
       logger: { ...loggerOptions('trace'), stream },
     });

@@ -25,8 +25,8 @@ beforeAll(async () => {
     config: { STREAM_POLL_INTERVAL_MS: 100 },
     services: (store, config) =>
       createServices(store, config, {
-        insights: {
-          clientOverrides: { credentials: { ...FAKE_CREDENTIALS }, retryStrategy: new ConfiguredRetryStrategy(3, 5) },
+        providers: {
+          aws: { credentials: { ...FAKE_CREDENTIALS }, retryStrategy: new ConfiguredRetryStrategy(3, 5) },
         },
       }),
   });

@@ -25,7 +25,7 @@ const T = Date.UTC(2024, 0, 15, 12, 0, 0);
 const never = new AbortController().signal;
 
 let aws: FakeAws;
-const sources: AwsStreamSource[] = [];
+const clients: AwsClients[] = [];
 
 const compiled = new Map<string, (m: string) => boolean>();
 const cloudWatchMatcher = (pattern: string, message: string) => {
@@ -47,7 +47,7 @@ beforeEach(() => {
   for (const g of aws.logs.groupNames()) aws.logs.deleteLogGroup(g);
 });
 afterEach(() => {
-  for (const s of sources.splice(0)) s.close();
+  for (const c of clients.splice(0)) c.close();
   vi.useRealTimers();
 });
 
@@ -63,15 +63,14 @@ const account = (id = 'acc-1', region = 'us-east-1'): CloudAccount => ({
 
 /** A source with a fast retry strategy; unthrottled unless the test is about the limiter. */
 function source(options: Partial<AwsStreamOptions> = {}): AwsStreamSource {
-  const s = new AwsStreamSource({
-    aws: new AwsClients({ maxAttempts: 4, callTimeoutMs: 15_000 }),
-    requestsPerSecond: 10_000,
-    burst: 100,
-    clientOverrides: { credentials: { ...FAKE_CREDENTIALS }, retryStrategy: new ConfiguredRetryStrategy(4, 5) },
-    ...options,
+  const aws = new AwsClients({
+    maxAttempts: 4,
+    callTimeoutMs: 15_000,
+    credentials: { ...FAKE_CREDENTIALS },
+    retryStrategy: new ConfiguredRetryStrategy(4, 5),
   });
-  sources.push(s);
-  return s;
+  clients.push(aws);
+  return new AwsStreamSource({ aws, requestsPerSecond: 10_000, burst: 100, ...options });
 }
 
 function query(

@@ -261,7 +261,7 @@ beforeAll(async () => {
     },
     services: (store, config) =>
       createServices(store, config, {
-        insights: { clientOverrides: { retryStrategy: new ConfiguredRetryStrategy(4, 5) } },
+        providers: { aws: { retryStrategy: new ConfiguredRetryStrategy(4, 5) } },
       }),
   });
 });

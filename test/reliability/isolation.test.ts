@@ -14,7 +14,16 @@ import { send, streamedMessages, type Outcome } from './support/isolation-http.j
 import { AUTHENTICATED, prescribed, streamPath, type CallerKind } from './support/isolation-matrix.js';
 import { observe, type Observed } from './support/isolation-observe.js';
 import { DOCUMENT_PATH, MATRIX_ENV } from './support/isolation-render.js';
-import { CROSSED, IDS, isolationWorld, MARKER, REGION, WINDOW, type Org } from './support/isolation-world.js';
+import {
+  CROSSED,
+  CROSSED_ROWS,
+  IDS,
+  isolationWorld,
+  MARKER,
+  REGION,
+  WINDOW,
+  type Org,
+} from './support/isolation-world.js';
 import { FULL, recordSummary } from './support/summary.js';
 
 let berth: Berth;
@@ -22,7 +31,7 @@ let observed: Observed;
 const started = Date.now();
 
 beforeAll(async () => {
-  berth = await startBerth({ fixture: isolationWorld(), env: MATRIX_ENV });
+  berth = await startBerth({ fixture: isolationWorld(), sql: CROSSED_ROWS, env: MATRIX_ENV });
   observed = await observe(berth);
 }, 120_000);
 afterAll(async () => {

@@ -16,6 +16,7 @@ import { insertLocalEvents } from '../../src/store/repositories/log-events.js';
 import { newerFirst } from '../../src/core/log-query/merge.js';
 import { LogQueryService, type BackendFor, type LogQueryRequest } from '../../src/services/log-query/service.js';
 import type { LogQueryResult } from '../../src/core/log-query/types.js';
+import { createAwsClients, type AwsClients } from '../../src/providers/aws/clients.js';
 import { createLogBackends, type LogBackends } from '../../src/providers/log-backends.js';
 import type { LogBackend } from '../../src/providers/log-backend.js';
 import { openStore, type Store } from '../../src/store/db.js';
@@ -241,6 +242,7 @@ let database: TestDatabase;
 let store: Store;
 let fake: FakeAws;
 let backends: LogBackends;
+let awsClients: AwsClients;
 let service: LogQueryService;
 /** Per backend, per set: every event, with its id as the service reports it. */
 const known: Record<'local' | 'aws', Known[][]> = { local: [], aws: [] };
@@ -315,9 +317,8 @@ beforeAll(async () => {
   }
 
   const config = loadConfig({}, { LOG_LEVEL: 'silent', INSIGHTS_POLL_INTERVAL_MS: 10 });
-  backends = createLogBackends(store, config, {
-    clientOverrides: { retryStrategy: new ConfiguredRetryStrategy(3, 5) },
-  });
+  awsClients = createAwsClients(config, { retryStrategy: new ConfiguredRetryStrategy(3, 5) });
+  backends = createLogBackends(store, config, awsClients);
   service = new LogQueryService(store.db, backends.forProvider, {
     sourceTimeoutMs: 15_000,
     deadlineMs: 60_000,
@@ -326,7 +327,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  backends?.close();
+  awsClients?.close();
   await store?.close();
   await database?.drop();
   await fake?.close();

@@ -27,17 +27,21 @@ export interface TestAppOptions {
   config?: Partial<Config>;
   /** Replace parts of the services (e.g. providers pointed at fake servers). */
   services?: (store: Store, config: Config) => Services;
+  /** PGlite in memory whatever TEST_DATABASE_URL says (a test that compares the two databases). */
+  pglite?: boolean;
 }
 
 /** A real app on a fresh database, listening on a random port; requests go over HTTP. */
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const database = await createTestDatabase();
+  const database: TestDatabase = options.pglite
+    ? { target: { kind: 'pglite' }, drop: async () => undefined }
+    : await createTestDatabase();
   const store = await openStore(database.target);
   await migrate(store);
   await loadFixture(store.db, options.fixture ?? baseWorld());
   const config = loadConfig({}, { LOG_LEVEL: 'silent', ...options.config });
   const services = (options.services ?? createServices)(store, config);
-  const app = await buildApp({ config, store, services });
+  const app = await buildApp({ config, services });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
 
   const request = <T>(method: string, path: string, opts: RequestOptions = {}) =>

@@ -1,5 +1,5 @@
-import { Type, type Static, type TLiteral, type TSchema, type TUnion } from '@sinclair/typebox';
-import { LEVELS } from '../log-level.js';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { literalUnion as literals, LogLevelSchema } from '../enums.js';
 
 /** Limits of DESIGN §6; `parseFilter` enforces all of them, the schema those JSON Schema can state. */
 export const FILTER_LIMITS = {
@@ -20,15 +20,13 @@ export const NODE_KINDS = ['all', 'and', 'or', 'not', 'level', 'text', 'field', 
 export const FIELD_PATH_PATTERN = '^[A-Za-z_][A-Za-z0-9_-]*(\\.[A-Za-z_][A-Za-z0-9_-]*)*$';
 
 const strict = { additionalProperties: false } as const;
-const literals = <T extends string>(values: readonly T[]) =>
-  Type.Union(values.map((v) => Type.Literal(v))) as unknown as TUnion<TLiteral<T>[]>;
 
 const Text = Type.String({ maxLength: FILTER_LIMITS.maxValueLength });
 const Scalar = Type.Union([Text, Type.Number(), Type.Boolean(), Type.Null()]);
 const FieldPath = Type.String({ pattern: FIELD_PATH_PATTERN, maxLength: FILTER_LIMITS.maxPathLength });
 
 export const LevelNodeSchema = Type.Object(
-  { kind: Type.Literal('level'), levels: Type.Array(literals(LEVELS), { minItems: 1, uniqueItems: true }) },
+  { kind: Type.Literal('level'), levels: Type.Array(LogLevelSchema, { minItems: 1, uniqueItems: true }) },
   strict,
 );
 

@@ -1,10 +1,11 @@
+import type { ProviderKind } from '../enums.js';
 import type { Level } from '../log-level.js';
 
 /** A cloud account as the log backends need it. */
 export interface CloudAccount {
   id: string;
   organizationId: string;
-  provider: 'local' | 'aws';
+  provider: ProviderKind;
   region: string;
   roleArn: string | null;
   externalId: string | null;

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { callerOf } from '../plugins/auth.js';
-import { DataOf, errorResponses, IdSchema } from '../schemas/common.js';
-import { RetryResultSchema } from '../schemas/domains.js';
+import { DataOf, errorResponses, IdSchema } from '../../core/schemas/common.js';
+import { RetryResultSchema } from '../../core/schemas/domains.js';
 import type { CertificateRetryService } from '../../services/domains/certificate-retry.js';
 
 export const certificateRoutes: FastifyPluginAsyncTypebox<{ certificates: CertificateRetryService }> = async (

@@ -1,12 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { callerOf } from '../plugins/auth.js';
-import { DataOf, errorResponses } from '../schemas/common.js';
+import { DataOf, errorResponses } from '../../core/schemas/common.js';
 import {
   DomainPageSchema,
   ListDomainsQuery,
   NameAvailabilityQuery,
   NameAvailabilitySchema,
-} from '../schemas/domains.js';
+} from '../../core/schemas/domains.js';
 import type { DomainService } from '../../services/domains/domains.js';
 import type { NameAvailabilityService } from '../../services/domains/name-availability.js';
 

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { appError } from '../../core/errors.js';
-import type { Store } from '../../store/db.js';
-import { errorResponses } from '../schemas/common.js';
+import type { HealthService } from '../../services/health.js';
+import { errorResponses } from '../../core/schemas/common.js';
 
 const Status = Type.Object({ status: Type.String() });
 
@@ -10,10 +10,10 @@ const Status = Type.Object({ status: Type.String() });
 export const READY_PING_TIMEOUT_MS = 2_000;
 
 /** Unauthenticated operational routes: liveness, readiness, the OpenAPI document. */
-export const healthRoutes: FastifyPluginAsyncTypebox<{ store: Store; isAcceptingTraffic: () => boolean }> = async (
-  app,
-  { store, isAcceptingTraffic },
-) => {
+export const healthRoutes: FastifyPluginAsyncTypebox<{
+  health: HealthService;
+  isAcceptingTraffic: () => boolean;
+}> = async (app, { health, isAcceptingTraffic }) => {
   app.get(
     '/healthz',
     { schema: { operationId: 'healthz', tags: ['operations'], security: [], response: { 200: Status } } },
@@ -34,7 +34,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ store: Store; isAccepting
       if (!isAcceptingTraffic())
         throw appError('internal:server:unavailable', { description: 'shutting down', internal: false });
       try {
-        await store.ping(READY_PING_TIMEOUT_MS);
+        await health.ready(READY_PING_TIMEOUT_MS);
       } catch (error) {
         throw appError('internal:server:unavailable', {
           description: 'database unreachable',

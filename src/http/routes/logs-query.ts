@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { callerOf } from '../plugins/auth.js';
-import { errorResponses, IdSchema, Text } from '../schemas/common.js';
-import { LEVELS } from '../../core/log-level.js';
+import { errorResponses, IdSchema, Text } from '../../core/schemas/common.js';
+import { LogLevelSchema } from '../../core/enums.js';
 import { MAX_LIMIT, type LogQueryService } from '../../services/log-query/service.js';
 import { MAX_TIME_MS } from '../../core/log-time.js';
 
@@ -41,7 +41,7 @@ export const LogQueryBody = Type.Object(
 const LogRowSchema = Type.Object(
   {
     timestamp: Type.Integer({ description: 'epoch milliseconds' }),
-    level: Type.Union(LEVELS.map((l) => Type.Literal(l))),
+    level: LogLevelSchema,
     message: Type.String(),
     logStream: Type.String(),
     sourceId: Type.String(),

@@ -1,8 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { callerOf } from '../plugins/auth.js';
-import { errorResponses, IdSchema, PRINTABLE_NAME_PATTERN } from '../schemas/common.js';
+import { renderError } from '../../core/errors.js';
 import { MAX_LOG_GROUPS, MAX_STREAM_NAMES, type LogStreamService } from '../../services/log-stream/service.js';
+import type { LogStreamEvent } from '../../services/log-stream/stream.js';
+import { callerOf } from '../plugins/auth.js';
+import { errorResponses, IdSchema, PRINTABLE_NAME_PATTERN } from '../../core/schemas/common.js';
+import { openSse, sendSse, sseComment, sseMessage } from '../sse.js';
 
 /**
  * Names as the ingest API takes them: printable (no NUL, which PostgreSQL text cannot hold, nor any other
@@ -66,7 +69,36 @@ export const logStreamRoutes: FastifyPluginAsyncTypebox<{ streams: LogStreamServ
       },
     },
     async (request, reply) => {
-      await streams.stream(callerOf(request), request.query, request, reply);
+      const caller = callerOf(request);
+      const lastEventId = request.headers['last-event-id'];
+      // Failures up to here are ordinary error responses; from here on they are events of the stream.
+      const stream = await streams.open(caller, request.query, {
+        lastEventId: typeof lastEventId === 'string' ? lastEventId : undefined,
+        log: request.log,
+      });
+      reply.hijack();
+      try {
+        openSse(reply.raw, { 'x-request-id': request.id });
+      } catch (error) {
+        stream.destroy();
+        throw error;
+      }
+      const frame = (event: LogStreamEvent): string => {
+        switch (event.kind) {
+          case 'events':
+            return sseMessage({ id: event.id, data: { events: event.events, isFinal: false } });
+          case 'keep-alive':
+            return sseComment('keep-alive');
+          case 'error':
+            return sseMessage({ event: 'error', data: renderError(event.error, request.id, caller.superadmin) });
+          case 'final':
+            return sseMessage({ id: event.id, data: { events: [], isFinal: true } });
+        }
+      };
+      // Not awaited: the stream outlives the handler (a live tail runs for hours).
+      sendSse(stream, frame, reply.raw).catch((error: unknown) =>
+        request.log.error({ err: error }, 'log stream failed'),
+      );
     },
   );
 };

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { callerOf } from '../plugins/auth.js';
-import { DataOf, errorResponses, IdSchema } from '../schemas/common.js';
-import { CreateModuleCategoryBody, ModuleCategorySchema } from '../schemas/module-categories.js';
+import { DataOf, errorResponses, IdSchema } from '../../core/schemas/common.js';
+import { CreateModuleCategoryBody, ModuleCategorySchema } from '../../core/schemas/module-categories.js';
 import type { ModuleCategoryService } from '../../services/module-categories.js';
 
 export const moduleCategoryRoutes: FastifyPluginAsyncTypebox<{ categories: ModuleCategoryService }> = async (

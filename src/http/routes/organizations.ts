@@ -1,13 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { callerOf } from '../plugins/auth.js';
-import { DataOf, errorResponses, IdSchema } from '../schemas/common.js';
-import { IDENTITY_PROVIDERS, type OrganizationService } from '../../services/organizations.js';
-
-const IdentityProviderSchema = Type.Union(
-  IDENTITY_PROVIDERS.map((p) => Type.Literal(p)),
-  { title: 'IdentityProvider' },
-);
+import { DataOf, errorResponses, IdSchema } from '../../core/schemas/common.js';
+import { IdentityProviderSchema } from '../../core/enums.js';
+import type { OrganizationService } from '../../services/organizations.js';
 
 export const organizationRoutes: FastifyPluginAsyncTypebox<{ organizations: OrganizationService }> = async (
   app,

@@ -1,10 +1,10 @@
 import {
-  CloudWatchLogsClient,
   GetQueryResultsCommand,
   StartQueryCommand,
   StopQueryCommand,
   type ResultField,
 } from '@aws-sdk/client-cloudwatch-logs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { linkSignals } from '../../core/abort.js';
 import { compileInsightsFilter, insightsCapabilities } from '../../core/filter-tree/index.js';
 import { deriveLevel, parseJsonMessage } from '../../core/log-level.js';
@@ -16,7 +16,7 @@ import {
   type StreamSelector,
 } from '../../core/log-query/types.js';
 import type { AwsClients } from './clients.js';
-import { Semaphore } from '../../core/semaphore.js';
+import { concurrencyLimit, runLimited, type ConcurrencyLimit } from '../../core/concurrency.js';
 import type { FetchRequest, FetchResult, LogBackend } from '../log-backend.js';
 
 export interface InsightsOptions {
@@ -27,10 +27,8 @@ export interface InsightsOptions {
   pollIntervalMs: number;
   /** Rows one query may return (AWS: 10,000). */
   maxRowsPerQuery?: number;
-  /** Per-client SDK overrides (tests: a fast retry strategy). */
-  /** Region, endpoint, credentials and retries of each account's clients, and the time limit of one call. */
-  aws: Pick<AwsClients, 'clientConfig' | 'callTimeoutMs'>;
-  clientOverrides?: Record<string, unknown>;
+  /** The process's client factory, and the time limit of one call. */
+  aws: Pick<AwsClients, 'cloudWatchLogs' | 'callTimeoutMs'>;
 }
 
 export class InsightsQueryError extends Error {
@@ -96,8 +94,7 @@ const field = (row: ResultField[], name: string) => row.find((f) => f.field === 
 /** CloudWatch Logs Insights: StartQuery over ≤ 50 groups, GetQueryResults polled until final, StopQuery on abort. */
 export class InsightsLogBackend implements LogBackend {
   readonly capabilities = insightsCapabilities();
-  private readonly clients = new Map<string, CloudWatchLogsClient>();
-  private readonly limiters = new Map<string, Semaphore>();
+  private readonly limiters = new Map<string, ConcurrencyLimit>();
 
   constructor(private readonly options: InsightsOptions) {}
 
@@ -120,24 +117,11 @@ export class InsightsLogBackend implements LogBackend {
     return units;
   }
 
-  client(account: CloudAccount, region: string): CloudWatchLogsClient {
-    const key = `${account.id}\u0000${region}\u0000${account.endpoint ?? ''}`;
-    let client = this.clients.get(key);
-    if (client === undefined) {
-      client = new CloudWatchLogsClient({
-        ...this.options.aws.clientConfig(account, region),
-        ...this.options.clientOverrides,
-      });
-      this.clients.set(key, client);
-    }
-    return client;
-  }
-
-  private limiter(account: CloudAccount, region: string): Semaphore {
+  private limiter(account: CloudAccount, region: string): ConcurrencyLimit {
     const key = `${account.id}\u0000${region}`;
     let limiter = this.limiters.get(key);
     if (limiter === undefined) {
-      limiter = new Semaphore(this.options.maxConcurrentQueries);
+      limiter = concurrencyLimit(this.options.maxConcurrentQueries);
       this.limiters.set(key, limiter);
     }
     return limiter;
@@ -153,10 +137,11 @@ export class InsightsLogBackend implements LogBackend {
     if (compiled.matchesNothing) return { rows: [], exhausted: true };
     const rowsLimit = Math.min(limit, this.options.maxRowsPerQuery ?? 10_000);
     const queryString = buildInsightsQuery(targets, window, compiled.command, rowsLimit);
-    const client = this.client(first.account, first.region);
+    // Asked for at every call, not held: a query outlives one call, and the factory may retire a client unused that long.
+    const client = () => this.options.aws.cloudWatchLogs(first.account, first.region);
     const groups = [...new Set(targets.map((t) => t.logGroup))];
-    return this.limiter(first.account, first.region).run(signal, async () => {
-      const started = await client.send(
+    return runLimited(this.limiter(first.account, first.region), signal, async () => {
+      const started = await client().send(
         new StartQueryCommand({
           logGroupNames: groups,
           startTime: Math.floor(window.startMs / 1000),
@@ -171,7 +156,7 @@ export class InsightsLogBackend implements LogBackend {
       let finished = false;
       try {
         for (;;) {
-          const out = await client.send(new GetQueryResultsCommand({ queryId }), { abortSignal: signal });
+          const out = await client().send(new GetQueryResultsCommand({ queryId }), { abortSignal: signal });
           const status = out.status ?? 'Unknown';
           if (status === 'Complete') {
             finished = true;
@@ -196,25 +181,20 @@ export class InsightsLogBackend implements LogBackend {
             finished = true;
             throw new InsightsQueryError(`Logs Insights query ${queryId} ended ${status}`);
           }
-          await sleep(this.options.pollIntervalMs, signal);
+          await sleep(this.options.pollIntervalMs, undefined, { signal });
         }
       } finally {
         if (!finished) {
           // Abandoned (timeout or client gone): free the account's query slot upstream too. Bounded like any AWS
           // call: the slots of this unit are held until it returns, and an endpoint that never answers would keep them.
           const stop = linkSignals([], this.options.aws.callTimeoutMs, 'AWS StopQuery');
-          await client
+          await client()
             .send(new StopQueryCommand({ queryId }), { abortSignal: stop.signal })
             .catch(() => undefined)
             .finally(() => stop.dispose());
         }
       }
     });
-  }
-
-  close(): void {
-    for (const c of this.clients.values()) c.destroy();
-    this.clients.clear();
   }
 }
 
@@ -231,19 +211,4 @@ function toRow(fields: ResultField[]): BackendRow {
     level: deriveLevel(message, json),
     json,
   };
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }

@@ -1,5 +1,4 @@
 import {
-  CloudWatchLogsClient,
   FilterLogEventsCommand,
   type FilterLogEventsCommandInput,
   type FilteredLogEvent,
@@ -46,10 +45,8 @@ export interface AwsStreamOptions {
   maxPagesPerRead: number;
   /** FilterLogEvents `limit` (events per page, AWS max 10,000); unset: AWS's own (10,000 or 1 MB). */
   pageLimit?: number;
-  /** Region, endpoint, credentials and retries of each account's clients, and the time limit of one call. */
-  aws: Pick<AwsClients, 'clientConfig' | 'callTimeoutMs'>;
-  /** Per-client SDK overrides (tests: credentials, a fast retry strategy). */
-  clientOverrides?: Record<string, unknown>;
+  /** The process's client factory, and the time limit of one call. */
+  aws: Pick<AwsClients, 'cloudWatchLogs' | 'callTimeoutMs'>;
   now?: () => number;
 }
 
@@ -134,7 +131,6 @@ const isNotFound = (error: unknown) => (error as { name?: unknown } | null)?.nam
  */
 export class AwsStreamSource implements StreamSource<AwsCursor> {
   private readonly options: AwsStreamOptions;
-  private readonly clients = new Map<string, CloudWatchLogsClient>();
   private readonly limiters = new Map<string, TokenBucket>();
   private readonly now: () => number;
 
@@ -154,33 +150,25 @@ export class AwsStreamSource implements StreamSource<AwsCursor> {
     return limiter;
   }
 
-  client(account: CloudAccount, region: string): CloudWatchLogsClient {
-    const key = `${account.id}\u0000${region}\u0000${account.endpoint ?? ''}`;
-    let client = this.clients.get(key);
-    if (client === undefined) {
-      client = new CloudWatchLogsClient({
-        ...this.options.aws.clientConfig(account, region),
-        ...this.options.clientOverrides,
-      });
-      const limiter = this.limiter(account, region);
-      // After the retry middleware, so every attempt (a throttled retry too) takes a token; before signing, so the signature is fresh.
-      const rateLimit =
-        (next: (args: unknown) => Promise<unknown>, context: { __smithy_context?: { abortSignal?: AbortSignal } }) =>
-        async (args: unknown) => {
-          await limiter.take(context.__smithy_context?.abortSignal);
-          return next(args);
-        };
-      client.middlewareStack.addRelativeTo(
-        rateLimit as unknown as Parameters<typeof client.middlewareStack.addRelativeTo>[0],
-        {
-          relation: 'after',
-          toMiddleware: 'retryMiddleware',
-          name: 'berthFilterLogEventsRateLimit',
-        },
-      );
-      this.clients.set(key, client);
-    }
-    return client;
+  /**
+   * FilterLogEvents with the account's rate limit. The client is the one the factory shares with Insights; the limit
+   * rides on the command, after the retry middleware so every attempt (a throttled retry too) takes a token, and
+   * before signing so the signature is fresh.
+   */
+  private filterLogEvents(account: CloudAccount, region: string, input: FilterLogEventsCommandInput) {
+    const limiter = this.limiter(account, region);
+    const command = new FilterLogEventsCommand(input);
+    const rateLimit =
+      (next: (args: unknown) => Promise<unknown>, context: { __smithy_context?: { abortSignal?: AbortSignal } }) =>
+      async (args: unknown) => {
+        await limiter.take(context.__smithy_context?.abortSignal);
+        return next(args);
+      };
+    command.middlewareStack.addRelativeTo(
+      rateLimit as unknown as Parameters<typeof command.middlewareStack.addRelativeTo>[0],
+      { relation: 'after', toMiddleware: 'retryMiddleware', name: 'berthFilterLogEventsRateLimit' },
+    );
+    return { client: this.options.aws.cloudWatchLogs(account, region), command };
   }
 
   private lanes(q: StreamQuery): Lane[] {
@@ -225,9 +213,8 @@ export class AwsStreamSource implements StreamSource<AwsCursor> {
     // answers ends the stream with an error instead of holding it, and every tail sharing its poller, forever.
     const call = linkSignals([signal], this.options.aws.callTimeoutMs, `AWS FilterLogEvents`);
     try {
-      const out = await this.client(q.account, q.region).send(new FilterLogEventsCommand(input), {
-        abortSignal: call.signal,
-      });
+      const { client, command } = this.filterLogEvents(q.account, q.region, input);
+      const out = await client.send(command, { abortSignal: call.signal });
       const events = (out.events ?? []).map(toEvent);
       return out.nextToken ? { events, nextToken: out.nextToken } : { events };
     } catch (error) {
@@ -485,10 +472,5 @@ export class AwsStreamSource implements StreamSource<AwsCursor> {
     const cursor: AwsCursor = { ts: t, seen: [...new Set(i as string[])].map((id): [number, string] => [t, id]) };
     if (a !== undefined) cursor.upTo = a;
     return cursor;
-  }
-
-  close(): void {
-    for (const c of this.clients.values()) c.destroy();
-    this.clients.clear();
   }
 }

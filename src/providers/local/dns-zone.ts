@@ -1,6 +1,7 @@
 import type { DnsCheckResult } from '../dns-resolver.js';
 import { expectedRecords, VERIFICATION_LABEL } from '../../core/dns-records.js';
 import type { Db } from '../../store/db.js';
+import { dnsRecordsAt, managedDomainsNamed, replaceDnsRecordSets } from '../../store/repositories/dns-records.js';
 import { ProviderError } from '../errors.js';
 import type { DnsRecord, DnsZone } from '../dns-zone.js';
 
@@ -35,17 +36,11 @@ export class LocalDnsZone implements DnsZone {
       set.values.add(value);
       sets.set(key, set);
     }
-    // One transaction: the batch is applied whole or not at all, like a Route 53 change batch.
     try {
-      await this.db.transaction().execute(async (trx) => {
-        for (const set of sets.values()) {
-          await trx.deleteFrom('dns_records').where('name', '=', set.name).where('type', '=', set.type).execute();
-          await trx
-            .insertInto('dns_records')
-            .values([...set.values].map((value) => ({ name: set.name, type: set.type, value })))
-            .execute();
-        }
-      });
+      await replaceDnsRecordSets(
+        this.db,
+        [...sets.values()].map((set) => ({ name: set.name, type: set.type, values: [...set.values] })),
+      );
     } catch (error) {
       throw new ProviderError(
         'dns-zone',
@@ -62,11 +57,7 @@ export class LocalDnsZone implements DnsZone {
   async checkAll(records: DnsRecord[]): Promise<DnsCheckResult[]> {
     if (records.length === 0) return [];
     const names = [...new Set(records.map((r) => canonicalDnsName(r.name)))];
-    const stored = await this.db
-      .selectFrom('dns_records')
-      .select(['name', 'type', 'value'])
-      .where('name', 'in', names)
-      .execute();
+    const stored = await dnsRecordsAt(this.db, names);
     const published = await this.publishedForManagedDomains(names);
     return records.map((record) => {
       const name = canonicalDnsName(record.name);
@@ -96,12 +87,7 @@ export class LocalDnsZone implements DnsZone {
         candidates.add(`*.${base}`);
       }
     }
-    const domains = await this.db
-      .selectFrom('domains')
-      .select(['id', 'domain_name', 'target_dns_name', 'target_zone_id'])
-      .where('managed_by_service', '=', true)
-      .where('domain_name', 'in', [...candidates])
-      .execute();
+    const domains = await managedDomainsNamed(this.db, [...candidates]);
     return domains.flatMap((d) =>
       expectedRecords(
         {

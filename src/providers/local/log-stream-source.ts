@@ -1,6 +1,13 @@
-import { sql, type RawBuilder } from 'kysely';
-import type { Db, Executor } from '../../store/db.js';
-import type { StreamSelector } from '../../core/log-query/types.js';
+import type { Db } from '../../store/db.js';
+import {
+  currentSnapshot,
+  readHistoryBatch,
+  readPendingRows,
+  type Snapshot,
+  type StreamEventRow,
+  type StreamScope,
+  type TailEventRow,
+} from '../../store/repositories/log-stream-events.js';
 import type { HistoryCursor, StreamEvent, StreamQuery, StreamSource } from '../log-stream-source.js';
 
 /**
@@ -123,38 +130,17 @@ function shrink(c: LocalCursor, bound: Key, inProgress: string[]): LocalCursor {
   return normalized(x, s, entries);
 }
 
-interface Snapshot {
-  xmax: string;
-  xip: string[];
-}
+/** The snapshot with its in-progress transactions in xid order. */
+const sortedSnapshot = (s: Snapshot): Snapshot => ({ xmax: s.xmax, xip: [...s.xip].sort(cmpXid) });
 
-/** The snapshot the executor's statement (or REPEATABLE READ transaction) reads with. */
-async function currentSnapshot(db: Executor): Promise<Snapshot> {
-  const r = await sql<{ xmax: string; xip: string[] | null }>`select pg_snapshot_xmax(s)::text as xmax,
-      array(select pg_snapshot_xip(s)::text) as xip from pg_current_snapshot() as s`.execute(db);
-  const row = r.rows[0]!;
-  return { xmax: row.xmax, xip: [...(row.xip ?? [])].sort(cmpXid) };
-}
+type Row = TailEventRow;
 
-interface Row {
-  xid: string;
-  seq: number;
-  log_stream: string;
-  message: string;
-  timestamp: number;
-  ingestion_time: number;
-  event_id: string;
-  level: string;
-}
-
-const COLUMNS = sql`seq, log_stream, message, timestamp, ingestion_time, event_id, level`;
-
-const toEvent = (r: Row): StreamEvent => ({
+const toEvent = (r: StreamEventRow): StreamEvent => ({
   eventId: r.event_id,
   logStreamName: r.log_stream,
   message: r.message,
-  timestamp: Number(r.timestamp),
-  ingestionTime: Number(r.ingestion_time),
+  timestamp: r.timestamp,
+  ingestionTime: r.ingestion_time,
   level: r.level,
 });
 
@@ -166,30 +152,12 @@ interface ReadBatch {
   last?: Key;
 }
 
-/** One SQL parameter per list (`= any($1::text[])`), not one per name. */
-function streamFilter(streams: StreamSelector): RawBuilder<boolean> {
-  switch (streams.kind) {
-    case 'all':
-      return sql<boolean>`true`;
-    case 'prefix':
-      return sql<boolean>`starts_with(log_stream, ${streams.prefix})`;
-    case 'names':
-      return streams.names.length === 0
-        ? sql<boolean>`false`
-        : sql<boolean>`log_stream = any(${streams.names}::text[])`;
-  }
-}
-
-/** Entries as SQL arrays (xid8 through text: the values may exceed what a JS number holds). */
-function entryArrays(entries: Iterable<[string, number]>) {
-  const ts: string[] = [];
-  const as: number[] = [];
-  for (const [t, a] of entries) {
-    ts.push(t);
-    as.push(a);
-  }
-  return { ts: sql`${ts}::text[]::xid8[]`, as: sql`${as}::bigint[]`, empty: ts.length === 0 };
-}
+const scopeOf = (q: StreamQuery): StreamScope => ({
+  accountId: q.account.id,
+  region: q.region,
+  logGroups: q.logGroups,
+  streams: q.streams,
+});
 
 export class LocalStreamSource implements StreamSource<LocalCursor> {
   private readonly readLimit: number;
@@ -201,13 +169,8 @@ export class LocalStreamSource implements StreamSource<LocalCursor> {
     this.readLimit = Math.max(1, options.readLimit ?? READ_LIMIT);
   }
 
-  private scope(q: StreamQuery) {
-    return sql`cloud_account_id = ${q.account.id} and region = ${q.region}
-      and log_group = any(${q.logGroups}::text[]) and ${streamFilter(q.streams)}`;
-  }
-
   async tailStart(_query?: StreamQuery, _signal?: AbortSignal): Promise<LocalCursor> {
-    const snapshot = await currentSnapshot(this.db);
+    const snapshot = sortedSnapshot(await currentSnapshot(this.db));
     return { x: snapshot.xmax, s: 0, xip: snapshot.xip.map((t): [string, number] => [t, 0]) };
   }
 
@@ -219,30 +182,24 @@ export class LocalStreamSource implements StreamSource<LocalCursor> {
     batchSize: number,
     signal: AbortSignal,
   ): AsyncGenerator<StreamEvent[]> {
-    // History is what was there when the stream began: no row pending for the switch point.
-    let ceiling = sql``;
-    if (switchPoint !== undefined) {
-      const e = entryArrays(switchPoint.xip);
-      ceiling = sql`and (xid, seq) <= (${switchPoint.x}::text::xid8, ${switchPoint.s}::bigint)
-        ${
-          e.empty
-            ? sql``
-            : sql`and not exists (select 1 from unnest(${e.ts}, ${e.as}) as p(t, a)
-          where log_events.xid = p.t and log_events.seq > p.a)`
-        }`;
-    }
+    const scope = scopeOf(q);
     let cursor = after;
     for (;;) {
       if (signal.aborted) return;
-      const rows = await sql<Row>`select ${COLUMNS} from log_events
-        where ${this.scope(q)} and timestamp >= ${window.startMs} and timestamp <= ${window.endMs} ${ceiling}
-          ${cursor === undefined ? sql`` : sql`and (timestamp, event_id) > (${cursor.ts}, ${cursor.id})`}
-        order by timestamp, event_id limit ${batchSize}`.execute(this.db);
-      if (rows.rows.length === 0) return;
-      const last = rows.rows[rows.rows.length - 1]!;
-      cursor = { ts: Number(last.timestamp), id: last.event_id };
-      yield rows.rows.filter((r) => q.matches(r.message)).map(toEvent);
-      if (rows.rows.length < batchSize) return;
+      // History is what was there when the stream began: no row pending for the switch point (the ceiling).
+      // Ordered by (timestamp, event_id), compared by the database alone, so the cursor resumes exactly.
+      const rows = await readHistoryBatch(this.db, {
+        scope,
+        window,
+        after: cursor,
+        ceiling: switchPoint,
+        limit: batchSize,
+      });
+      if (rows.length === 0) return;
+      const last = rows[rows.length - 1]!;
+      cursor = { ts: last.timestamp, id: last.event_id };
+      yield rows.filter((r) => q.matches(r.message)).map(toEvent);
+      if (rows.length < batchSize) return;
     }
   }
 
@@ -258,33 +215,13 @@ export class LocalStreamSource implements StreamSource<LocalCursor> {
         extra.set(t, Math.min(extra.get(t) ?? a, a));
       }
     }
-    return this.db
-      .transaction()
-      .setIsolationLevel('repeatable read')
-      .execute(async (trx) => {
-        // The first statement fixes the transaction's snapshot: the rows below are read with the same one.
-        const snapshot = await currentSnapshot(trx);
-        if (low === undefined) return { rows: [], snapshot };
-        const scope = this.scope(q);
-        const e = entryArrays(extra);
-        const result = await sql<Row>`select xo::text as xid, ${COLUMNS} from (
-            (select xid as xo, ${COLUMNS} from log_events
-              where ${scope} and (xid, seq) > (${low[0]}::text::xid8, ${low[1]}::bigint))
-            ${
-              e.empty
-                ? sql``
-                : sql`union all
-            (select xid, ${COLUMNS} from log_events join unnest(${e.ts}, ${e.as}) as p(t, a)
-                on log_events.xid = p.t and log_events.seq > p.a
-              where ${scope} and (xid, seq) <= (${low[0]}::text::xid8, ${low[1]}::bigint))`
-            }
-          ) as u order by xo, seq limit ${this.readLimit}`.execute(trx);
-        const all = result.rows.map((r) => ({ ...r, seq: Number(r.seq) }));
-        const lastRow = all.length === this.readLimit ? all[all.length - 1] : undefined;
-        const batch: ReadBatch = { rows: all.filter((r) => q.matches(r.message)), snapshot };
-        if (lastRow !== undefined) batch.last = [lastRow.xid, lastRow.seq];
-        return batch;
-      });
+    if (low === undefined) return { rows: [], snapshot: sortedSnapshot(await currentSnapshot(this.db)) };
+    // The snapshot and the rows share one REPEATABLE READ transaction (see LocalCursor, `read`).
+    const { snapshot, rows } = await readPendingRows(this.db, scopeOf(q), { low, extra }, this.readLimit);
+    const lastRow = rows.length === this.readLimit ? rows[rows.length - 1] : undefined;
+    const batch: ReadBatch = { rows: rows.filter((r) => q.matches(r.message)), snapshot: sortedSnapshot(snapshot) };
+    if (lastRow !== undefined) batch.last = [lastRow.xid, lastRow.seq];
+    return batch;
   }
 
   advance(

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { sql, type Selectable } from 'kysely';
 import { canRead, canWrite, type Caller } from '../../core/caller.js';
 import type { RecordChecker } from './record-checker.js';
 import { appError, type AppError } from '../../core/errors.js';
@@ -8,12 +7,18 @@ import type { DnsZone } from '../../providers/dns-zone.js';
 import { ProviderError, publicDescription } from '../../providers/errors.js';
 import type { Providers } from '../../providers/index.js';
 import type { Db } from '../../store/db.js';
-import type { CertificatesTable } from '../../store/schema.js';
-
-export interface RetryResult {
-  certificateId: string;
-  status: string;
-}
+import {
+  type CertificateRow,
+  certificateStatus,
+  claimValidationLease,
+  findCertificate,
+  finishValidationAttempt,
+  releaseValidationLease,
+  validationLease,
+} from '../../store/repositories/certificates.js';
+import { certificateServesManagedDomain } from '../../store/repositories/domains.js';
+import type { Tenancy } from '../../store/tenancy.js';
+import type { RetryResult } from '../../core/schemas/domains.js';
 
 export interface CertificateRetryOptions {
   /** How long an attempt may hold its lease before another replica may take over. */
@@ -21,8 +26,6 @@ export interface CertificateRetryOptions {
   /** How often a retry waiting for another replica's attempt looks at the row. */
   pollMs?: number;
 }
-
-type CertificateRow = Selectable<CertificatesTable>;
 
 const PENDING: CertificateStatus = 'PENDINGVALIDATION';
 
@@ -41,6 +44,7 @@ export class CertificateRetryService {
 
   constructor(
     private readonly db: Db,
+    private readonly tenancy: Tenancy,
     private readonly providers: Providers,
     private readonly checker: RecordChecker,
     private readonly options: CertificateRetryOptions,
@@ -49,32 +53,19 @@ export class CertificateRetryService {
   }
 
   async retry(caller: Caller, id: string): Promise<RetryResult> {
-    const found = await this.load(id);
+    const organizationId = await this.tenancy.certificate(id);
     // Another organization's certificate answers like a missing one (DESIGN §4).
-    if (found === undefined || !canRead(caller, found.organizationId))
+    if (organizationId === undefined || !canRead(caller, organizationId))
       throw appError('certificates:certificate:not-found');
-    if (!canWrite(caller, found.organizationId)) throw appError('auth:permission:denied');
+    if (!canWrite(caller, organizationId)) throw appError('auth:permission:denied');
     const pending = this.inFlight.get(id);
     if (pending !== undefined) return pending;
-    if (found.row.status !== PENDING) throw notPending(found.row.status);
-    const attempt = this.coalesced(id, found.organizationId).finally(() => this.inFlight.delete(id));
+    const row = await findCertificate(this.db, id);
+    if (row === undefined) throw appError('certificates:certificate:not-found');
+    if (row.status !== PENDING) throw notPending(row.status);
+    const attempt = this.coalesced(id, organizationId).finally(() => this.inFlight.delete(id));
     this.inFlight.set(id, attempt);
     return attempt;
-  }
-
-  private async load(id: string): Promise<{ row: CertificateRow; organizationId: string } | undefined> {
-    const row = await this.db
-      .selectFrom('certificates as c')
-      .innerJoin('module_instances as mi', 'mi.id', 'c.module_instance_id')
-      .innerJoin('environments as e', 'e.id', 'mi.environment_id')
-      .innerJoin('projects as p', 'p.id', 'e.project_id')
-      .selectAll('c')
-      .select('p.organization_id')
-      .where('c.id', '=', id)
-      .executeTakeFirst();
-    if (row === undefined) return undefined;
-    const { organization_id: organizationId, ...certificate } = row;
-    return { row: certificate, organizationId };
   }
 
   /** Takes the lease and makes the attempt, or waits for the attempt that holds it. */
@@ -82,19 +73,7 @@ export class CertificateRetryService {
     const deadline = Date.now() + this.options.leaseMs * 2;
     for (;;) {
       const token = randomUUID();
-      const claimed = await this.db
-        .updateTable('certificates')
-        .set({
-          validation_attempt_id: token,
-          validation_attempt_expires_at: sql<Date>`now() + ${`${this.options.leaseMs} milliseconds`}::interval`,
-        })
-        .where('id', '=', id)
-        .where('status', '=', PENDING)
-        .where((eb) =>
-          eb.or([eb('validation_attempt_id', 'is', null), eb('validation_attempt_expires_at', '<=', sql<Date>`now()`)]),
-        )
-        .returningAll()
-        .executeTakeFirst();
+      const claimed = await claimValidationLease(this.db, id, PENDING, token, this.options.leaseMs);
       if (claimed !== undefined) return this.attempt(claimed, token, organizationId);
 
       const holder = await this.waitForAttempt(id, deadline);
@@ -111,13 +90,9 @@ export class CertificateRetryService {
    * Waits while another attempt holds the lease. Answers the status once it has ended — or is
    * not pending at all any more — and `expired` when its holder died without ending it.
    */
-  private async waitForAttempt(id: string, deadline: number): Promise<string | 'gone' | 'expired'> {
+  private async waitForAttempt(id: string, deadline: number): Promise<CertificateStatus | 'gone' | 'expired'> {
     for (;;) {
-      const row = await this.db
-        .selectFrom('certificates')
-        .select(['status', 'validation_attempt_id', sql<boolean>`validation_attempt_expires_at <= now()`.as('expired')])
-        .where('id', '=', id)
-        .executeTakeFirst();
+      const row = await validationLease(this.db, id);
       if (row === undefined) return 'gone';
       if (row.status !== PENDING || row.validation_attempt_id === null) return row.status;
       if (row.expired || Date.now() > deadline) return 'expired';
@@ -163,48 +138,22 @@ export class CertificateRetryService {
     organizationId: string,
     arn: string | null,
   ): Promise<DnsZone | undefined> {
-    const managed = await this.db
-      .selectFrom('domains')
-      .select('id')
-      .where('certificate_id', '=', certificateId)
-      .where('managed_by_service', '=', true)
-      .limit(1)
-      .executeTakeFirst();
-    return managed === undefined ? undefined : this.providers.dnsZoneFor(organizationId, arn);
+    return (await certificateServesManagedDomain(this.db, certificateId))
+      ? this.providers.dnsZoneFor(organizationId, arn)
+      : undefined;
   }
 
   private async finish(id: string, token: string, state: CertificateState): Promise<RetryResult> {
-    const updated = await this.db
-      .updateTable('certificates')
-      .set((eb) => ({
-        status: state.status,
-        issued_at: state.issuedAt,
-        expires_at: state.expiresAt,
-        validation_records: JSON.stringify(state.validationRecords),
-        updated_at: sql<Date>`now()`,
-        validation_attempt_id: null,
-        validation_attempt_expires_at: null,
-        validation_attempts: eb('validation_attempts', '+', 1),
-        last_validation_attempt_at: sql<Date>`now()`,
-      }))
-      .where('id', '=', id)
-      .where('validation_attempt_id', '=', token)
-      .returning('status')
-      .executeTakeFirst();
-    if (updated !== undefined) return { certificateId: id, status: updated.status };
+    const stored = await finishValidationAttempt(this.db, id, token, state);
+    if (stored !== undefined) return { certificateId: id, status: stored };
     // The lease ran out and another attempt took over: its outcome is the one that counts.
-    const current = await this.db.selectFrom('certificates').select('status').where('id', '=', id).executeTakeFirst();
+    const current = await certificateStatus(this.db, id);
     if (current === undefined) throw appError('certificates:certificate:not-found');
-    return { certificateId: id, status: current.status };
+    return { certificateId: id, status: current };
   }
 
   private async release(id: string, token: string): Promise<void> {
-    await this.db
-      .updateTable('certificates')
-      .set({ validation_attempt_id: null, validation_attempt_expires_at: null })
-      .where('id', '=', id)
-      .where('validation_attempt_id', '=', token)
-      .execute();
+    await releaseValidationLease(this.db, id, token);
   }
 }
 
@@ -220,7 +169,7 @@ function toStored(row: CertificateRow): StoredCertificate {
     id: row.id,
     arn: row.arn,
     domainName: row.domain_name,
-    status: row.status as CertificateStatus,
+    status: row.status,
     issuedAt: row.issued_at === null ? null : new Date(row.issued_at),
     expiresAt: row.expires_at === null ? null : new Date(row.expires_at),
     validationRecords: Array.isArray(row.validation_records) ? row.validation_records : [],

@@ -1,88 +1,34 @@
-import { sql } from 'kysely';
 import { canRead, type Caller } from '../../core/caller.js';
-import { decodeCursor, encodeCursor, type DomainCursor } from '../../core/cursor.js';
+import { decodeCursor, encodeCursor } from '../../core/cursor.js';
 import { parentCandidates } from '../../core/domain-name.js';
 import type { RecordChecker } from './record-checker.js';
 import { expectedRecords, type DomainRecord } from '../../core/dns-records.js';
 import { appError } from '../../core/errors.js';
 import type { Providers } from '../../providers/index.js';
 import type { Db } from '../../store/db.js';
-import { findInstanceScope, type InstanceScope } from '../../store/tenancy.js';
-import type { ValidationRecord } from '../../store/schema.js';
+import {
+  countDomainsOfInstance,
+  type DomainPageRow,
+  domainsNamedInOrganization,
+  domainsOfInstance,
+  type WildcardHolderRow,
+} from '../../store/repositories/domains.js';
+import type { Tenancy } from '../../store/tenancy.js';
+import type { Domain, DomainCertificate, DomainPage, ListDomainsQuery } from '../../core/schemas/domains.js';
 
-export interface DomainCertificate {
-  arn?: string;
-  status: string;
-  issuedAt?: string;
-  expiresAt?: string;
-}
-
-export interface DomainParent {
-  /** Name of the module instance that holds the parent wildcard. */
-  name: string;
-  projectId: string;
-  environmentId: string;
-  moduleInstanceId: string;
-}
-
-export interface Domain {
+/** The module instance whose domains are listed, and its organization. */
+interface ListedInstance {
   id: string;
-  domainName: string;
-  url: string;
-  verified: boolean;
-  managedByService: boolean;
-  moduleInstanceId: string;
-  records: DomainRecord[];
-  certificate?: DomainCertificate;
-  parent?: DomainParent;
-  parentDomainName?: string;
-  targetDnsName?: string;
-  targetZoneId?: string;
-}
-
-export interface DomainPage {
-  data: Domain[];
-  meta: { limit: number; nextCursor?: string; totalCount: number };
-}
-
-export interface ListDomainsQuery {
-  moduleInstanceId: string;
-  limit: number;
-  cursor?: string;
-}
-
-interface DomainRow {
-  id: string;
-  domain_name: string;
-  managed_by_service: boolean;
-  target_dns_name: string | null;
-  target_zone_id: string | null;
-  cert_arn: string | null;
-  cert_status: string | null;
-  cert_issued_at: Date | null;
-  cert_expires_at: Date | null;
-  cert_validation_records: ValidationRecord[] | null;
-  cert_organization_id: string | null;
-}
-
-interface ParentRow {
-  domain_name: string;
-  module_instance_id: string;
-  instance_name: string;
-  environment_id: string;
-  project_id: string;
+  organizationId: string;
 }
 
 /** Roles whose records decide `verified` (DESIGN §6): certificate validation is the authority's business. */
 const VERIFYING_ROLES = new Set(['ROUTING', 'OWNERSHIP_VERIFICATION']);
 
-/** Bytewise order, the same on every database; the index of migration 002 serves it. */
-const NAME_ORDER = sql`d.domain_name COLLATE "C"`;
-const ID_ORDER = sql`d.id COLLATE "C"`;
-
 export class DomainService {
   constructor(
     private readonly db: Db,
+    private readonly tenancy: Tenancy,
     private readonly providers: Providers,
     private readonly checker: RecordChecker,
     private readonly cursorKey: string,
@@ -90,13 +36,18 @@ export class DomainService {
 
   /** A module instance's domains, a page at a time, in (domainName, id) order. */
   async list(caller: Caller, query: ListDomainsQuery): Promise<DomainPage> {
-    const instance = await findInstanceScope(this.db, query.moduleInstanceId);
+    const organizationId = await this.tenancy.moduleInstance(query.moduleInstanceId);
     // Another organization's instance answers like a missing one (DESIGN §4).
-    if (instance === undefined || !canRead(caller, instance.organizationId))
+    if (organizationId === undefined || !canRead(caller, organizationId))
       throw appError('domains:module-instance:not-found');
+    const instance: ListedInstance = { id: query.moduleInstanceId, organizationId };
     const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, this.cursorKey, instance.id);
 
-    const [rows, totalCount] = await Promise.all([this.page(instance.id, query.limit, after), this.count(instance.id)]);
+    // One more row than the page, to know whether another page follows.
+    const [rows, totalCount] = await Promise.all([
+      domainsOfInstance(this.db, instance.id, query.limit + 1, after),
+      countDomainsOfInstance(this.db, instance.id),
+    ]);
     const pageRows = rows.slice(0, query.limit);
     const last = pageRows[pageRows.length - 1];
     const nextCursor =
@@ -105,6 +56,7 @@ export class DomainService {
         : undefined;
 
     const parents = await this.parents(instance, pageRows);
+    const ownCertificates = await this.ownCertificates(instance, pageRows);
     const records = pageRows.map((row) =>
       expectedRecords(
         {
@@ -114,7 +66,7 @@ export class DomainService {
           targetDnsName: row.target_dns_name,
           targetZoneId: row.target_zone_id,
         },
-        this.ownCertificate(row, instance) ? (row.cert_validation_records ?? []) : [],
+        ownCertificates.has(row.id) ? (row.cert_validation_records ?? []) : [],
       ),
     );
     const verified = await this.verify(instance, pageRows, records);
@@ -129,7 +81,7 @@ export class DomainService {
         moduleInstanceId: instance.id,
         records: records[i]!,
       };
-      if (this.ownCertificate(row, instance)) domain.certificate = toCertificate(row);
+      if (ownCertificates.has(row.id)) domain.certificate = toCertificate(row);
       const parentName = parentOf(row.domain_name);
       const parent = parentName === undefined ? undefined : parents.get(parentName);
       if (parent !== undefined) {
@@ -150,53 +102,24 @@ export class DomainService {
     return { data, meta };
   }
 
-  /** One more row than the page, to know whether another page follows. */
-  private async page(instanceId: string, limit: number, after: DomainCursor | undefined): Promise<DomainRow[]> {
-    let q = this.db
-      .selectFrom('domains as d')
-      .leftJoin('certificates as c', 'c.id', 'd.certificate_id')
-      .leftJoin('module_instances as cmi', 'cmi.id', 'c.module_instance_id')
-      .leftJoin('environments as ce', 'ce.id', 'cmi.environment_id')
-      .leftJoin('projects as cp', 'cp.id', 'ce.project_id')
-      .select([
-        'd.id',
-        'd.domain_name',
-        'd.managed_by_service',
-        'd.target_dns_name',
-        'd.target_zone_id',
-        'c.arn as cert_arn',
-        'c.status as cert_status',
-        'c.issued_at as cert_issued_at',
-        'c.expires_at as cert_expires_at',
-        'c.validation_records as cert_validation_records',
-        'cp.organization_id as cert_organization_id',
-      ])
-      .where('d.module_instance_id', '=', instanceId);
-    if (after !== undefined) {
-      q = q.where(sql<boolean>`(${NAME_ORDER}, ${ID_ORDER}) > (${after.domainName}, ${after.id})`);
-    }
-    return q
-      .orderBy(NAME_ORDER)
-      .orderBy(ID_ORDER)
-      .limit(limit + 1)
-      .execute();
-  }
-
-  private async count(instanceId: string): Promise<number> {
-    const row = await this.db
-      .selectFrom('domains')
-      .select((eb) => eb.fn.countAll<string | number>().as('n'))
-      .where('module_instance_id', '=', instanceId)
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
-  }
-
   /**
-   * A certificate is shown only when it belongs to the domain's organization, so a domain that
-   * points at another tenant's certificate (a bad fixture) reveals nothing of it.
+   * The domains whose certificate is shown: one belonging to the domain's organization, so a domain
+   * that points at another tenant's certificate (a bad fixture) reveals nothing of it.
    */
-  private ownCertificate(row: DomainRow, instance: InstanceScope): boolean {
-    return row.cert_status !== null && row.cert_organization_id === instance.organizationId;
+  private async ownCertificates(instance: ListedInstance, rows: DomainPageRow[]): Promise<Set<string>> {
+    const elsewhere = new Set<string>();
+    for (const row of rows) {
+      if (row.certificate_id !== null && row.cert_module_instance_id !== instance.id) elsewhere.add(row.certificate_id);
+    }
+    const owners = new Map<string, string | undefined>();
+    await Promise.all([...elsewhere].map(async (id) => owners.set(id, await this.tenancy.certificate(id))));
+    const own = new Set<string>();
+    for (const row of rows) {
+      if (row.cert_status === null || row.certificate_id === null) continue;
+      if (row.cert_module_instance_id === instance.id || owners.get(row.certificate_id) === instance.organizationId)
+        own.add(row.id);
+    }
+    return own;
   }
 
   /**
@@ -204,28 +127,10 @@ export class DomainService {
    * instance's own organization only — another organization's wildcard is never revealed.
    * Several candidates: the listed instance's own first, then by id.
    */
-  private async parents(instance: InstanceScope, rows: DomainRow[]): Promise<Map<string, ParentRow>> {
+  private async parents(instance: ListedInstance, rows: DomainPageRow[]): Promise<Map<string, WildcardHolderRow>> {
     const names = [...new Set(rows.map((r) => parentOf(r.domain_name)).filter((n): n is string => n !== undefined))];
-    const out = new Map<string, ParentRow>();
-    if (names.length === 0) return out;
-    const found = await this.db
-      .selectFrom('domains as d')
-      .innerJoin('module_instances as mi', 'mi.id', 'd.module_instance_id')
-      .innerJoin('environments as e', 'e.id', 'mi.environment_id')
-      .innerJoin('projects as p', 'p.id', 'e.project_id')
-      .select([
-        'd.domain_name',
-        'd.module_instance_id',
-        'mi.name as instance_name',
-        'mi.environment_id',
-        'e.project_id',
-      ])
-      .where('d.domain_name', 'in', names)
-      .where('p.organization_id', '=', instance.organizationId)
-      .orderBy('d.domain_name')
-      .orderBy(sql`(d.module_instance_id = ${instance.id})`, 'desc')
-      .orderBy(ID_ORDER)
-      .execute();
+    const found = await domainsNamedInOrganization(this.db, names, instance.organizationId, instance.id);
+    const out = new Map<string, WildcardHolderRow>();
     for (const row of found) if (!out.has(row.domain_name)) out.set(row.domain_name, row);
     return out;
   }
@@ -235,7 +140,7 @@ export class DomainService {
    * checked in the organization's zone (the local zone answers itself; Route 53 is checked
    * through public DNS); the others through public DNS. All lookups of the page run at once.
    */
-  private async verify(instance: InstanceScope, rows: DomainRow[], records: DomainRecord[][]): Promise<boolean[]> {
+  private async verify(instance: ListedInstance, rows: DomainPageRow[], records: DomainRecord[][]): Promise<boolean[]> {
     const managed: { domain: number; record: DomainRecord }[] = [];
     const unmanaged: { domain: number; record: DomainRecord }[] = [];
     rows.forEach((row, domain) => {
@@ -271,7 +176,7 @@ function parentOf(name: string): string | undefined {
   }
 }
 
-function toCertificate(row: DomainRow): DomainCertificate {
+function toCertificate(row: DomainPageRow): DomainCertificate {
   const certificate: DomainCertificate = { status: row.cert_status! };
   if (row.cert_arn !== null) certificate.arn = row.cert_arn;
   if (row.cert_issued_at !== null) certificate.issuedAt = new Date(row.cert_issued_at).toISOString();

@@ -3,20 +3,10 @@ import { normalizeDomainName, parentCandidates } from '../../core/domain-name.js
 import { baseName } from '../../core/dns-records.js';
 import { appError } from '../../core/errors.js';
 import type { Db } from '../../store/db.js';
-import { findInstanceScope } from '../../store/tenancy.js';
-
-export type ConflictType = 'RESERVED' | 'EXACT' | 'WILDCARD' | 'SUBDOMAIN';
-export type ConflictOwner = 'SAME_MODULE_INSTANCE' | 'SAME_ORGANIZATION' | 'OTHER_ORGANIZATION' | 'SERVICE';
-
-export interface NameAvailability {
-  available: boolean;
-  conflict?: { owner: ConflictOwner; type: ConflictType };
-}
-
-export interface NameAvailabilityQuery {
-  name: string;
-  moduleInstanceId?: string;
-}
+import { type DomainHolder, heldOutside, holdersOfName } from '../../store/repositories/domains.js';
+import type { Tenancy } from '../../store/tenancy.js';
+import type { ConflictOwner } from '../../core/enums.js';
+import type { NameAvailability, NameAvailabilityQuery } from '../../core/schemas/domains.js';
 
 /** Who asks: the organizations counted as "same" and, when given, the instance counted as "same". */
 interface Requester {
@@ -44,6 +34,7 @@ export class NameAvailabilityService {
 
   constructor(
     private readonly db: Db,
+    private readonly tenancy: Tenancy,
     reservedZones: string[],
   ) {
     this.reserved = reservedZones
@@ -66,10 +57,10 @@ export class NameAvailabilityService {
       const orgs = visibleOrganizations(caller);
       return { organizations: orgs === null ? null : new Set(orgs), moduleInstanceId: null };
     }
-    const instance = await findInstanceScope(this.db, moduleInstanceId);
-    if (instance === undefined || !canRead(caller, instance.organizationId))
+    const organizationId = await this.tenancy.moduleInstance(moduleInstanceId);
+    if (organizationId === undefined || !canRead(caller, organizationId))
       throw appError('domains:module-instance:not-found');
-    return { organizations: new Set([instance.organizationId]), moduleInstanceId: instance.id };
+    return { organizations: new Set([organizationId]), moduleInstanceId };
   }
 
   /** The platform's zones, and every name under them, wildcards included. */
@@ -82,7 +73,7 @@ export class NameAvailabilityService {
 
   /** The same name held anywhere; with several holders the one nearest the requester is named. */
   private async exactConflict(name: string, requester: Requester): Promise<NameAvailability['conflict']> {
-    const holders = await this.holders().where('d.domain_name', '=', name).limit(MAX_EXACT_HOLDERS).execute();
+    const holders = await holdersOfName(this.db, name, MAX_EXACT_HOLDERS);
     const owners = holders.map((h) => ownerOf(h, requester)).sort((a, b) => OWNER_RANK[a] - OWNER_RANK[b]);
     return owners[0] === undefined ? undefined : { owner: owners[0], type: 'EXACT' };
   }
@@ -96,43 +87,19 @@ export class NameAvailabilityService {
     if (requester.organizations === null) return undefined;
     const [candidate] = parentCandidates(name);
     if (candidate === undefined) return undefined;
-    const holder = await this.otherOrganizations(this.holders().where('d.domain_name', '=', candidate), requester)
-      .limit(1)
-      .executeTakeFirst();
-    return holder === undefined ? undefined : { owner: 'OTHER_ORGANIZATION', type: 'WILDCARD' };
+    const held = await heldOutside(this.db, { name: candidate }, [...requester.organizations]);
+    return held ? { owner: 'OTHER_ORGANIZATION', type: 'WILDCARD' } : undefined;
   }
 
   /** A wildcard `*.x` asked over names one label under x that another organization holds. */
   private async subdomainConflict(name: string, requester: Requester): Promise<NameAvailability['conflict']> {
     if (requester.organizations === null) return undefined;
-    const holder = await this.otherOrganizations(
-      this.holders().where('d.parent_name', '=', baseName(name)).where('d.domain_name', '<>', name),
-      requester,
-    )
-      .limit(1)
-      .executeTakeFirst();
-    return holder === undefined ? undefined : { owner: 'OTHER_ORGANIZATION', type: 'SUBDOMAIN' };
-  }
-
-  private holders() {
-    return this.db
-      .selectFrom('domains as d')
-      .innerJoin('module_instances as mi', 'mi.id', 'd.module_instance_id')
-      .innerJoin('environments as e', 'e.id', 'mi.environment_id')
-      .innerJoin('projects as p', 'p.id', 'e.project_id')
-      .select(['d.module_instance_id', 'p.organization_id']);
-  }
-
-  private otherOrganizations<Q extends ReturnType<NameAvailabilityService['holders']>>(
-    query: Q,
-    requester: Requester,
-  ): Q {
-    const orgs = [...(requester.organizations ?? [])];
-    return (orgs.length === 0 ? query : query.where('p.organization_id', 'not in', orgs)) as Q;
+    const held = await heldOutside(this.db, { parentName: baseName(name), except: name }, [...requester.organizations]);
+    return held ? { owner: 'OTHER_ORGANIZATION', type: 'SUBDOMAIN' } : undefined;
   }
 }
 
-function ownerOf(holder: { module_instance_id: string; organization_id: string }, requester: Requester): ConflictOwner {
+function ownerOf(holder: DomainHolder, requester: Requester): ConflictOwner {
   if (requester.moduleInstanceId !== null && holder.module_instance_id === requester.moduleInstanceId)
     return 'SAME_MODULE_INSTANCE';
   if (requester.organizations === null || requester.organizations.has(holder.organization_id))

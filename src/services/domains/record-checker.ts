@@ -1,4 +1,5 @@
 import { isIPv4 } from 'node:net';
+import { DNS_RECORD_TYPES, type DnsRecordType } from '../../core/enums.js';
 import type { DnsZone } from '../../providers/dns-zone.js';
 import type { DnsCheckResult, DnsResolver } from '../../providers/dns-resolver.js';
 
@@ -9,7 +10,7 @@ export interface ExpectedDnsRecord {
   expected: string;
 }
 
-const CHECKABLE = new Set(['TXT', 'CNAME', 'A']);
+const CHECKABLE: ReadonlySet<string> = new Set(DNS_RECORD_TYPES);
 
 /**
  * Checks that records resolve as expected: through the zone when it serves them itself (the
@@ -32,7 +33,7 @@ export class RecordChecker {
     // Other record types are never published by Berth; nothing checks them, so they never verify.
     if (!CHECKABLE.has(type)) return 'absent';
     if (type === 'A' && !isIPv4(record.expected)) return this.checkAlias(record);
-    return this.resolver.check({ name: record.name, type: type as 'TXT' | 'CNAME' | 'A', expected: record.expected });
+    return this.resolver.check({ name: record.name, type: type as DnsRecordType, expected: record.expected });
   }
 
   /**

@@ -1,8 +1,10 @@
 import { canRead, type Caller } from '../../core/caller.js';
 import { appError } from '../../core/errors.js';
-import type { Db } from '../../store/db.js';
-import { loadAccount } from './resolve.js';
 import type { LogTarget } from '../../core/log-query/types.js';
+import type { Db } from '../../store/db.js';
+import { findCloudAccount } from '../../store/repositories/cloud-accounts.js';
+import { findDeploymentResource } from '../../store/repositories/deployment-resources.js';
+import { storeTenancy, type Tenancy } from '../../store/tenancy.js';
 
 export const SUPPORTED_RESOURCE_TYPES = ['ecs-task', 'ec2-instance'] as const;
 
@@ -56,22 +58,15 @@ export function ec2InstanceStreams(
 }
 
 /** Selector rules 3–6: the targets of everything one deployment resource logged. */
-export async function resolveDeploymentResourceTargets(db: Db, caller: Caller, id: string): Promise<LogTarget[]> {
-  const resource = await db
-    .selectFrom('deployment_resources')
-    .innerJoin('module_instances', 'module_instances.id', 'deployment_resources.module_instance_id')
-    .innerJoin('environments', 'environments.id', 'module_instances.environment_id')
-    .innerJoin('projects', 'projects.id', 'environments.project_id')
-    .select([
-      'deployment_resources.type',
-      'deployment_resources.snapshot',
-      'deployment_resources.region',
-      'deployment_resources.cloud_account_id',
-      'projects.organization_id',
-    ])
-    .where('deployment_resources.id', '=', id)
-    .executeTakeFirst();
-  if (resource === undefined || !canRead(caller, resource.organization_id)) {
+export async function resolveDeploymentResourceTargets(
+  db: Db,
+  caller: Caller,
+  id: string,
+  tenancy: Tenancy = storeTenancy(db),
+): Promise<LogTarget[]> {
+  const resource = await findDeploymentResource(db, id);
+  const organizationId = resource === undefined ? undefined : await tenancy.moduleInstance(resource.moduleInstanceId);
+  if (resource === undefined || organizationId === undefined || !canRead(caller, organizationId)) {
     throw appError('logs:deployment-resource:not-found', { metadata: { deploymentResourceId: id } });
   }
   if (!(SUPPORTED_RESOURCE_TYPES as readonly string[]).includes(resource.type)) {
@@ -80,10 +75,13 @@ export async function resolveDeploymentResourceTargets(db: Db, caller: Caller, i
       metadata: { deploymentResourceId: id, type: resource.type, supportedTypes: [...SUPPORTED_RESOURCE_TYPES] },
     });
   }
-  const account = await loadAccount(db, resource.cloud_account_id);
-  // An account of another organization (a seed can wire one; the API cannot) answers like a missing one.
-  if (account === undefined || account.organizationId !== resource.organization_id)
-    throw appError('logs:account:not-found');
+  // A resource reading through another organization's account has no owner under the tenancy rule:
+  // its account answers like a missing one.
+  const account =
+    (await tenancy.deploymentResource(id)) === organizationId
+      ? await findCloudAccount(db, resource.cloudAccountId)
+      : undefined;
+  if (account === undefined) throw appError('logs:account:not-found');
   const snapshot = (resource.snapshot ?? {}) as Record<string, unknown>;
   const base = { account, sourceId: '', logSourceId: '' };
   if (resource.type === 'ecs-task') {

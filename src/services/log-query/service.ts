@@ -1,9 +1,10 @@
-import type { FastifyBaseLogger } from 'fastify';
 import type { Caller } from '../../core/caller.js';
+import type { ProviderKind } from '../../core/enums.js';
 import { DeadlineError, linkSignals } from '../../core/abort.js';
+import { concurrencyLimit, runLimited, type ConcurrencyLimit } from '../../core/concurrency.js';
 import { appError } from '../../core/errors.js';
+import type { Logger } from '../../core/logger.js';
 import type { LogBackend } from '../../providers/log-backend.js';
-import { Semaphore } from '../../core/semaphore.js';
 import type { Db } from '../../store/db.js';
 import { isDatabaseUnavailable } from '../../core/database-unavailable.js';
 import { matches, parseFilter, planFilter, TRUE, type FilterNode } from '../../core/filter-tree/index.js';
@@ -36,12 +37,12 @@ export interface LogQueryOptions {
 export interface LogQueryContext {
   /** Aborts when the client has gone: every statement and upstream query of the request stops. */
   signal?: AbortSignal;
-  log?: FastifyBaseLogger;
+  log?: Logger;
 }
 
 const DEFAULT_SLICE_MS = 10;
 
-export type BackendFor = (provider: 'local' | 'aws') => LogBackend;
+export type BackendFor = (provider: ProviderKind) => LogBackend;
 
 interface Unit {
   backend: LogBackend;
@@ -52,7 +53,7 @@ interface Unit {
 
 /** The log query (spec endpoint 2): resolve sources, query them concurrently, merge newest first, cut a page. */
 export class LogQueryService {
-  private readonly gate: Semaphore;
+  private readonly gate: ConcurrencyLimit;
   /** One per query in flight; shutdown aborts them all. */
   private readonly running = new Set<AbortController>();
   private closed = false;
@@ -63,7 +64,7 @@ export class LogQueryService {
     private readonly options: LogQueryOptions,
   ) {
     // Bounds sources queried at once across all requests of this process.
-    this.gate = new Semaphore(Math.max(1, options.concurrency) * 4);
+    this.gate = concurrencyLimit(Math.max(1, options.concurrency) * 4);
   }
 
   async query(caller: Caller, req: LogQueryRequest, context: LogQueryContext = {}): Promise<LogQueryResult> {
@@ -79,7 +80,7 @@ export class LogQueryService {
 
     const unsupported = new Set<string>();
     const units: Unit[] = [];
-    const byProvider = new Map<'local' | 'aws', LogTarget[]>();
+    const byProvider = new Map<ProviderKind, LogTarget[]>();
     for (const t of targets) byProvider.set(t.account.provider, [...(byProvider.get(t.account.provider) ?? []), t]);
     for (const [provider, list] of byProvider) {
       const backend = this.backendFor(provider);
@@ -111,11 +112,11 @@ export class LogQueryService {
     limit: number,
     unsupported: Set<string>,
     request: AbortSignal,
-    log: FastifyBaseLogger | undefined,
+    log: Logger | undefined,
   ): Promise<LogQueryResult> {
     const missed = new Set<string>();
     let outage: unknown;
-    const local = new Semaphore(Math.max(1, this.options.concurrency));
+    const local = concurrencyLimit(this.options.concurrency);
     const results = await Promise.all(
       units.map((unit) => {
         // The source's own time limit starts when its work does, not while it waits for a slot.
@@ -123,21 +124,19 @@ export class LogQueryService {
         const unitSignal = linkSignals([request, timeout.signal]);
         const { signal } = unitSignal;
         // The slots are held until the unit's work has really stopped; the answer need not wait for that.
-        const work = local
-          .run(signal, () =>
-            this.gate.run(signal, async () => {
-              const timer = setTimeout(
-                () => timeout.abort(new DeadlineError('the log source did not answer in time')),
-                this.options.sourceTimeoutMs,
-              );
-              try {
-                return await this.runUnit(unit, window, limit, signal);
-              } finally {
-                clearTimeout(timer);
-              }
-            }),
-          )
-          .finally(() => unitSignal.dispose());
+        const work = runLimited(local, signal, () =>
+          runLimited(this.gate, signal, async () => {
+            const timer = setTimeout(
+              () => timeout.abort(new DeadlineError('the log source did not answer in time')),
+              this.options.sourceTimeoutMs,
+            );
+            try {
+              return await this.runUnit(unit, window, limit, signal);
+            } finally {
+              clearTimeout(timer);
+            }
+          }),
+        ).finally(() => unitSignal.dispose());
         return untilAborted(work, signal).then(
           (result) => {
             result.missed.forEach((g) => missed.add(g));

@@ -55,6 +55,18 @@ export async function insertLocalEvents(db: Executor, events: LocalEventInput[],
   return inserted;
 }
 
+/** Whether the account has any event later than `afterMs` (in any region or group). */
+export async function hasEventsAfter(db: Executor, cloudAccountId: string, afterMs: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('log_events')
+    .select(sql<number>`1`.as('one'))
+    .where('cloud_account_id', '=', cloudAccountId)
+    .where('timestamp', '>', afterMs)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 const processTag = randomBytes(4).toString('hex');
 let sequence = 0;
 

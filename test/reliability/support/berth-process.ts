@@ -1,4 +1,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase, onPostgres, type TestDatabase } from '../../support/database.js';
@@ -102,6 +104,33 @@ export interface BerthOptions {
    * Rewrites the PostgreSQL URL Berth is given (e.g. to go through a TCP proxy); seeding uses the real one.
    */
   viaUrl?: (url: string) => string | Promise<string>;
+  /** Statements run on the database after `berth seed`, before `berth serve`: rows a seed refuses to write. */
+  sql?: SqlStatement[];
+}
+
+export interface SqlStatement {
+  text: string;
+  params?: unknown[];
+}
+
+/** Runs statements straight on Berth's database (PGlite on disk, or PostgreSQL) while no Berth process holds it. */
+async function runStatements(statements: SqlStatement[], at: { dataDir?: string; url?: string }): Promise<void> {
+  if (at.url !== undefined) {
+    const client = new pg.Client({ connectionString: at.url });
+    await client.connect();
+    try {
+      for (const s of statements) await client.query(s.text, s.params);
+    } finally {
+      await client.end();
+    }
+    return;
+  }
+  const lite = await PGlite.create(at.dataDir);
+  try {
+    for (const s of statements) await lite.query(s.text, s.params);
+  } finally {
+    await lite.close();
+  }
 }
 
 export async function startBerth(options: BerthOptions): Promise<Berth> {
@@ -124,6 +153,7 @@ export async function startBerth(options: BerthOptions): Promise<Berth> {
   writeFileSync(fixtureFile, JSON.stringify(options.fixture));
   const seeded = await runCli(['seed', fixtureFile], { ...env, LOG_LEVEL: 'silent' });
   if (seeded.code !== 0) throw new Error(`berth seed failed (${seeded.code}):\n${seeded.stderr}`);
+  if (options.sql !== undefined) await runStatements(options.sql, { dataDir, url: databaseUrl });
   if (databaseUrl !== undefined && options.viaUrl) {
     databaseUrl = await options.viaUrl(databaseUrl);
     env.DATABASE_URL = databaseUrl;

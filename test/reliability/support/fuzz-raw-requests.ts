@@ -51,6 +51,12 @@ export const BASES: Base[] = [
   { method: 'GET', path: '/organizations/org-a/permitted-identity-providers', headers: [AUTH], body: '' },
   {
     method: 'POST',
+    path: '/organizations/org-a/api-keys',
+    headers: [AUTH, JSON_TYPE],
+    body: '{"data":{"name":"raw"}}',
+  },
+  {
+    method: 'POST',
     path: '/module-categories',
     headers: [AUTH, JSON_TYPE],
     body: '{"data":{"givenId":"raw-fuzz","name":"Raw","sortOrder":1}}',

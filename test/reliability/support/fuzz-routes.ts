@@ -113,6 +113,63 @@ const getCategory = fc
   .tuple(authorization, pathSegment(['cat-1', 'mc_0000', 'dup']))
   .map(([auth, id]): FuzzRequestInit => ({ method: 'GET', target: `/module-categories/${id}`, headers: auth }));
 
+// ---------------------------------------------------------------- api keys
+
+const apiKeyFields = objectOf(
+  {
+    principalId: optional(mostly<unknown>(known(KNOWN.principals), ['', 'x'.repeat(129), '\u0000', 7])),
+    name: optional(mostly(fc.string({ minLength: 1, maxLength: 100 }), ['', 'x'.repeat(101), '\ud800'])),
+    expiresInDays: optional(mostly<unknown>(fc.integer({ min: 1, max: 3650 }), [0, 3651, 1.5, '3', new Raw('1e400')])),
+    expiresAt: optional(
+      mostly<unknown>(
+        fc
+          .date({ min: new Date('2027-01-01'), max: new Date('2035-01-01'), noInvalidDate: true })
+          .map((d) => d.toISOString()),
+        [...DATE_STRINGS, '9999-12-31T23:59:59Z', '2026-02-30T00:00:00Z'],
+      ),
+    ),
+  },
+  { whole: 3 },
+);
+const createApiKey = fc
+  .tuple(
+    authorization,
+    pathSegment(KNOWN.organizations),
+    fc.oneof(
+      { weight: 6, arbitrary: apiKeyFields.map((data) => new Pairs([['data', data]])) },
+      { weight: 1, arbitrary: apiKeyFields },
+      { weight: 1, arbitrary: hostileJson },
+    ),
+  )
+  .map(([auth, org, body]) => post(`/organizations/${org}/api-keys`, auth, body));
+
+const listApiKeys = fc
+  .tuple(
+    authorization,
+    pathSegment(KNOWN.organizations),
+    queryOf(
+      params({
+        limit: maybe(mostly(fc.integer({ min: 1, max: 100 }).map(String), ['0', '101', '1.5', 'abc', '1e1']), 1),
+        cursor: maybe(fc.oneof(fc.base64String({ maxLength: 60 }), fc.constantFrom('x'.repeat(2_049), '.', '=')), 4),
+      }),
+    ),
+  )
+  .map(
+    ([auth, org, query]): FuzzRequestInit => ({
+      method: 'GET',
+      target: `/organizations/${org}/api-keys${queryString(query)}`,
+      headers: auth,
+    }),
+  );
+
+const revokeApiKey = fc.tuple(authorization, pathSegment(KNOWN.organizations), pathSegment(KNOWN.apiKeys)).map(
+  ([auth, org, key]): FuzzRequestInit => ({
+    method: 'DELETE',
+    target: `/organizations/${org}/api-keys/${key}`,
+    headers: auth,
+  }),
+);
+
 // ---------------------------------------------------------------- log query
 
 const { treeArb, leafArb } = filterArbitraries({
@@ -550,6 +607,9 @@ const operations = fc
 /** Every route's generator, with the generic mutations applied to a share of its requests. */
 export const ROUTES: { name: string; arb: fc.Arbitrary<FuzzRequest> }[] = [
   { name: 'GET /organizations/{id}/permitted-identity-providers', arb: organizations },
+  { name: 'POST /organizations/{organizationId}/api-keys', arb: createApiKey },
+  { name: 'GET /organizations/{organizationId}/api-keys', arb: listApiKeys },
+  { name: 'DELETE /organizations/{organizationId}/api-keys/{keyId}', arb: revokeApiKey },
   { name: 'POST /module-categories', arb: createCategory },
   { name: 'GET /module-categories', arb: listCategories },
   { name: 'GET /module-categories/{id}', arb: getCategory },

@@ -16,6 +16,9 @@ export const KNOWN = {
   logGroups: ['/app/web', '/app/web-access', '/app/jobs', '/ecs/web'],
   logStreams: ['web/1', 'web/2', 'jobs/a'],
   certificates: ['cert-www', 'cert-apps', 'cert-b'],
+  principals: ['p-owner', 'p-admin', 'p-member', 'p-viewer', 'p-other', 'p-root', 'p-fuzz', 'p-nope'],
+  /** Keys the fuzzers may revoke: none of them is a key the fuzzers authenticate with. */
+  apiKeys: ['k-fuzz-a', 'k-fuzz-b', 'k-expired', 'k-revoked', 'key0000000000000000'],
   domainNames: [
     'www.acme.example',
     'api.apps.acme.example',
@@ -100,5 +103,17 @@ export function fuzzFixture(): Record<string, unknown> {
     'mi-b-shop': [logSource('app', 'acct-b', '/b/app')],
   };
   world.moduleInstances = world.moduleInstances!.map((mi) => ({ ...mi, logSources: sources[mi.id as string] ?? [] }));
+  world.principals!.push({
+    id: 'p-fuzz',
+    name: 'Viewer whose keys the fuzzers revoke',
+    memberships: [
+      { organizationId: 'org-a', role: 'viewer' },
+      { organizationId: 'org-b', role: 'viewer' },
+    ],
+    apiKeys: [
+      { id: 'k-fuzz-a', token: 'berth_k-fuzz-a_fuzz-a-secret-0000000000', organizationId: 'org-a' },
+      { id: 'k-fuzz-b', token: 'berth_k-fuzz-b_fuzz-b-secret-0000000000', organizationId: 'org-b' },
+    ],
+  });
   return world;
 }

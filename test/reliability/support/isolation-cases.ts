@@ -105,6 +105,26 @@ export const KINDS: IsolationKind[] = [
     }),
   },
   {
+    key: 'api-keys-organization',
+    object: 'organization id',
+    request: 'GET /organizations/{id}/api-keys',
+    pair: (_m, _h, f) => ({
+      foreign: { method: 'GET', path: `/organizations/${IDS[f].organization}/api-keys` },
+      missing: { method: 'GET', path: `/organizations/${M.organization}/api-keys` },
+      ids: [IDS[f].organization, M.organization],
+    }),
+  },
+  {
+    key: 'api-key',
+    object: 'API key id',
+    request: 'DELETE /organizations/<own>/api-keys/{id}',
+    pair: (m, h, f) => ({
+      foreign: { method: 'DELETE', path: `/organizations/${IDS[h].organization}/api-keys/${m.apiKey[f]}` },
+      missing: { method: 'DELETE', path: `/organizations/${IDS[h].organization}/api-keys/${M.apiKey}` },
+      ids: [m.apiKey[f], M.apiKey],
+    }),
+  },
+  {
     key: 'category',
     object: 'module category id',
     request: 'GET /module-categories/{id}',

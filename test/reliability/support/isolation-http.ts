@@ -7,7 +7,7 @@ export interface Http {
 }
 
 export interface Probe {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   path: string;
   body?: unknown;
   headers?: Record<string, string>;

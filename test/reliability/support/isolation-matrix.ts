@@ -154,6 +154,8 @@ export interface Minted {
   cursor: Record<Org, string>;
   /** The `id:` of the first message of each organization's stream (a position after its first event). */
   streamId: Record<Org, string>;
+  /** A key scoped to each organization, of a viewer there: any admin of it may revoke it. */
+  apiKey: Record<Org, string>;
 }
 
 /** How DESIGN §4 decides a route. */
@@ -166,7 +168,9 @@ type Access =
   /** The identity-provider endpoint: members read, everyone else 403 (the endpoint has no 404). */
   | { kind: 'identity-providers' }
   /** Creates in the key's organization: admins and owners there (or an unscoped superadmin, globally). */
-  | { kind: 'create' };
+  | { kind: 'create' }
+  /** Key management of org A: admins and owners there; everyone else 403, as the identity-provider endpoint answers. */
+  | { kind: 'manage-keys' };
 
 export interface Row {
   key: string;
@@ -203,6 +207,34 @@ export const ROWS: Row[] = [
     access: { kind: 'identity-providers' },
     success: 200,
     probe: () => ({ method: 'GET', path: `/organizations/${A.organization}/permitted-identity-providers` }),
+  },
+  {
+    key: 'keys-create',
+    route: 'POST /organizations/{organizationId}/api-keys',
+    variant: 'org A, for the caller',
+    access: { kind: 'manage-keys' },
+    success: 201,
+    probe: (_m, seq) => ({
+      method: 'POST',
+      path: `/organizations/${A.organization}/api-keys`,
+      body: { data: { name: `matrix ${seq}` } },
+    }),
+  },
+  {
+    key: 'keys-list',
+    route: 'GET /organizations/{organizationId}/api-keys',
+    variant: 'org A',
+    access: { kind: 'manage-keys' },
+    success: 200,
+    probe: () => ({ method: 'GET', path: `/organizations/${A.organization}/api-keys` }),
+  },
+  {
+    key: 'keys-revoke',
+    route: 'DELETE /organizations/{organizationId}/api-keys/{keyId}',
+    variant: "org A's key of a viewer (revoking is idempotent)",
+    access: { kind: 'manage-keys' },
+    success: 204,
+    probe: (m) => ({ method: 'DELETE', path: `/organizations/${A.organization}/api-keys/${m.apiKey.A}` }),
   },
   {
     key: 'category-create',
@@ -360,6 +392,8 @@ export function prescribed(row: Row, caller: CallerKind): string {
   switch (access.kind) {
     case 'identity-providers':
       return roleInA !== undefined ? String(row.success) : '403 auth:permission:denied';
+    case 'manage-keys':
+      return roleInA === 'admin' || roleInA === 'owner' ? String(row.success) : '403 auth:permission:denied';
     case 'read':
       // A list names no object: it answers every caller (with what the caller may see).
       if (access.hidden === '') return String(row.success);
@@ -378,7 +412,13 @@ export function prescribed(row: Row, caller: CallerKind): string {
 /** Mints, through the API, the ids and positions the rows and cases refer to. */
 export async function mint(http: Http): Promise<Minted> {
   const home: Record<Org, string> = { A: bearer(TOKENS.owner), B: bearer(TOKENS.otherAdmin) };
-  const out: Minted = { category: { A: '', B: '' }, cursor: { A: '', B: '' }, streamId: { A: '', B: '' } };
+  const out: Minted = {
+    category: { A: '', B: '' },
+    cursor: { A: '', B: '' },
+    streamId: { A: '', B: '' },
+    apiKey: { A: '', B: '' },
+  };
+  const viewerOf: Record<Org, string> = { A: 'p-viewer', B: 'p-both' };
   for (const org of ['A', 'B'] as const) {
     const created = await send(http, home[org], {
       method: 'POST',
@@ -396,8 +436,14 @@ export async function mint(http: Http): Promise<Minted> {
       path: `/domains?moduleInstanceId=${IDS[org].moduleInstance}&limit=1`,
     });
     const stream = await send(http, home[org], { method: 'GET', path: streamPath(IDS[org].account) });
+    const key = await send(http, home[org], {
+      method: 'POST',
+      path: `/organizations/${IDS[org].organization}/api-keys`,
+      body: { data: { principalId: viewerOf[org], name: `matrix ${org === 'A' ? 'alpha-secret' : 'bravo-secret'}` } },
+    });
     out.category[org] = need(created, created.body?.data?.id, 'a category id');
     out.cursor[org] = need(page, page.body?.meta?.nextCursor, 'a domain-list cursor');
+    out.apiKey[org] = need(key, key.body?.data?.id, 'an api key id');
     out.streamId[org] = need(
       stream,
       stream.messages?.find((m) => (m.data?.events?.length ?? 0) > 0)?.id,

@@ -3,6 +3,7 @@
 // instance with a log source, a deployment resource, a pending certificate, domains and log events.
 // The twins use the same log group and stream names, so only the organization tells them apart.
 import { baseWorld, mergeWorld, ORG_A, ORG_B } from '../../support/world.js';
+import type { SqlStatement } from './berth-process.js';
 
 /** Text that only org A's (B's) data holds: a response to a caller who cannot see that org must not contain it. */
 export const MARKER = { A: 'alpha-secret', B: 'bravo-secret' } as const;
@@ -46,6 +47,7 @@ export const IDS = {
     deploymentResource: 'dr-nope',
     certificate: 'cert-nope',
     category: '00000000-0000-4000-8000-000000000000',
+    apiKey: 'key0000000000000000',
   },
 } as const;
 
@@ -134,9 +136,10 @@ function orgObjects(org: Org): Record<string, unknown[]> {
 }
 
 /**
- * Org A objects wired to org B's cloud account (a seed can write them; the API cannot): a module instance
- * whose log source, and a deployment resource whose account, is `acct-b`. Reading through them must
- * never reach org B's logs.
+ * Org A objects wired to org B's cloud account: a module instance whose log source, and a deployment
+ * resource whose account, is `acct-b`. Reading through them must never reach org B's logs. `berth
+ * seed` refuses such links, so the seed writes the instance and `CROSSED_ROWS` the links themselves,
+ * as a database written before that check (or by hand) holds them.
  */
 export const CROSSED = {
   environment: 'env-a-crossed',
@@ -148,35 +151,30 @@ export const CROSSED = {
 function crossedObjects(): Record<string, unknown[]> {
   return {
     environments: [{ id: CROSSED.environment, projectId: 'prj-a', name: 'crossed' }],
-    moduleInstances: [
-      {
-        id: CROSSED.moduleInstance,
-        environmentId: CROSSED.environment,
-        name: 'crossed',
-        logSources: [
-          {
-            id: CROSSED.logSource,
-            kind: 'ui.logs',
-            cloudAccountId: IDS.B.account,
-            region: REGION,
-            logGroup: LOG_GROUP,
-          },
-        ],
-      },
-    ],
-    deploymentResources: [
-      {
-        id: CROSSED.deploymentResource,
-        moduleInstanceId: CROSSED.moduleInstance,
-        type: 'ecs-task',
-        cloudAccountId: IDS.B.account,
-        region: REGION,
-        // The same task as org B's resource: its streams hold org B's events.
-        snapshot: taskSnapshot('B'),
-      },
-    ],
+    moduleInstances: [{ id: CROSSED.moduleInstance, environmentId: CROSSED.environment, name: 'crossed' }],
   };
 }
+
+/** The crossed links, written with SQL after the seed (see `CROSSED`). */
+export const CROSSED_ROWS: SqlStatement[] = [
+  {
+    text: `insert into log_sources (module_instance_id, id, kind, cloud_account_id, region, log_group)
+      values ($1, $2, 'ui.logs', $3, $4, $5)`,
+    params: [CROSSED.moduleInstance, CROSSED.logSource, IDS.B.account, REGION, LOG_GROUP],
+  },
+  {
+    text: `insert into deployment_resources (id, module_instance_id, type, cloud_account_id, region, snapshot)
+      values ($1, $2, 'ecs-task', $3, $4, $5::jsonb)`,
+    // The same task as org B's resource: its streams hold org B's events.
+    params: [
+      CROSSED.deploymentResource,
+      CROSSED.moduleInstance,
+      IDS.B.account,
+      REGION,
+      JSON.stringify(taskSnapshot('B')),
+    ],
+  },
+];
 
 export function isolationWorld(): Record<string, unknown> {
   return mergeWorld(baseWorld(), orgObjects('A'), orgObjects('B'), crossedObjects(), {

@@ -13,6 +13,7 @@ export const NewModuleCategorySchema = Type.Object(
   },
   { additionalProperties: false },
 );
+export type NewModuleCategory = Static<typeof NewModuleCategorySchema>;
 
 export const CreateModuleCategoryBody = Type.Object({ data: NewModuleCategorySchema }, { additionalProperties: false });
 export type CreateModuleCategoryBody = Static<typeof CreateModuleCategoryBody>;
@@ -31,3 +32,4 @@ export const ModuleCategorySchema = Type.Object(
   },
   { title: 'ModuleCategory', additionalProperties: false },
 );
+export type ModuleCategory = Static<typeof ModuleCategorySchema>;

@@ -1,4 +1,11 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
+import {
+  CertificateStatusSchema,
+  ConflictOwnerSchema,
+  ConflictTypeSchema,
+  RecordOwnershipSchema,
+  RecordRoleSchema,
+} from '../enums.js';
 import { IdSchema, Text } from './common.js';
 
 const DateTime = Type.String({ format: 'date-time' });
@@ -8,11 +15,13 @@ export const DomainRecordSchema = Type.Object(
     name: Type.String(),
     type: Type.String({ description: 'CNAME, A (an alias when the domain has targetZoneId) or TXT' }),
     expected: Type.String(),
-    ownership: Type.String({ description: 'USER, or SERVICE when the service manages the domain' }),
-    role: Type.String({ description: 'ROUTING, OWNERSHIP_VERIFICATION or CERTIFICATE_VALIDATION' }),
+    ownership: { ...RecordOwnershipSchema, description: 'USER, or SERVICE when the service manages the domain' },
+    role: RecordRoleSchema,
   },
   { title: 'DomainRecord', additionalProperties: false },
 );
+/** A DNS record a domain needs, and who must publish it. */
+export type DomainRecord = Static<typeof DomainRecordSchema>;
 
 export const DomainSchema = Type.Object(
   {
@@ -27,9 +36,7 @@ export const DomainSchema = Type.Object(
       Type.Object(
         {
           arn: Type.Optional(Type.String()),
-          status: Type.String({
-            description: 'PENDINGVALIDATION, ISSUED, INACTIVE, EXPIRED, VALIDATIONTIMEDOUT, REVOKED or FAILED',
-          }),
+          status: CertificateStatusSchema,
           issuedAt: Type.Optional(DateTime),
           expiresAt: Type.Optional(DateTime),
         },
@@ -53,6 +60,9 @@ export const DomainSchema = Type.Object(
   },
   { title: 'Domain', additionalProperties: false },
 );
+export type Domain = Static<typeof DomainSchema>;
+export type DomainCertificate = NonNullable<Domain['certificate']>;
+export type DomainParent = NonNullable<Domain['parent']>;
 
 export const DomainPageSchema = Type.Object(
   {
@@ -68,6 +78,7 @@ export const DomainPageSchema = Type.Object(
   },
   { additionalProperties: false },
 );
+export type DomainPage = Static<typeof DomainPageSchema>;
 
 export const ListDomainsQuery = Type.Object(
   {
@@ -77,6 +88,7 @@ export const ListDomainsQuery = Type.Object(
   },
   { additionalProperties: false },
 );
+export type ListDomainsQuery = Static<typeof ListDomainsQuery>;
 
 export const NameAvailabilityQuery = Type.Object(
   {
@@ -85,6 +97,7 @@ export const NameAvailabilityQuery = Type.Object(
   },
   { additionalProperties: false },
 );
+export type NameAvailabilityQuery = Static<typeof NameAvailabilityQuery>;
 
 export const NameAvailabilitySchema = Type.Object(
   {
@@ -92,8 +105,8 @@ export const NameAvailabilitySchema = Type.Object(
     conflict: Type.Optional(
       Type.Object(
         {
-          owner: Type.String({ description: 'SAME_MODULE_INSTANCE, SAME_ORGANIZATION, OTHER_ORGANIZATION or SERVICE' }),
-          type: Type.String({ description: 'EXACT, WILDCARD, SUBDOMAIN or RESERVED' }),
+          owner: ConflictOwnerSchema,
+          type: ConflictTypeSchema,
         },
         { additionalProperties: false },
       ),
@@ -101,8 +114,10 @@ export const NameAvailabilitySchema = Type.Object(
   },
   { title: 'NameAvailability', additionalProperties: false },
 );
+export type NameAvailability = Static<typeof NameAvailabilitySchema>;
 
 export const RetryResultSchema = Type.Object(
-  { certificateId: Type.String(), status: Type.String() },
+  { certificateId: Type.String(), status: CertificateStatusSchema },
   { title: 'CertificateRetryResult', additionalProperties: false },
 );
+export type RetryResult = Static<typeof RetryResultSchema>;

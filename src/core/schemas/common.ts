@@ -1,5 +1,9 @@
-import { Type, type StringOptions, type TSchema } from '@sinclair/typebox';
+import { Type, type Static, type StringOptions, type TSchema } from '@sinclair/typebox';
 
+/** An object of any properties (typed as a record, documented as an open object). */
+const OpenObject = () => Type.Unsafe<Record<string, unknown>>(Type.Object({}, { additionalProperties: true }));
+
+/** The spec's error object: no other properties are allowed. */
 export const ErrorSchema = Type.Object(
   {
     code: Type.String({ description: 'namespace:entity:reason' }),
@@ -13,18 +17,21 @@ export const ErrorSchema = Type.Object(
             title: Type.String(),
             render: Type.Union([Type.Literal('list'), Type.Literal('object')]),
             items: Type.Optional(Type.Array(Type.String())),
-            object: Type.Optional(Type.Object({}, { additionalProperties: true })),
+            object: Type.Optional(OpenObject()),
           },
           { additionalProperties: false },
         ),
       ),
     ),
     isInternal: Type.Optional(Type.Boolean()),
-    metadata: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    metadata: Type.Optional(OpenObject()),
     requestId: Type.Optional(Type.String()),
   },
   { $id: 'Error', additionalProperties: false, title: 'Error' },
 );
+export type ErrorBody = Static<typeof ErrorSchema>;
+export type ErrorAction = NonNullable<ErrorBody['action']>;
+export type ErrorDetail = NonNullable<ErrorBody['details']>[number];
 
 const ErrorRef = Type.Ref('Error');
 

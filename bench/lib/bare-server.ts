@@ -1,0 +1,71 @@
+import { fork } from 'node:child_process';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage } from 'node:http';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The floor under an authenticated read: a bare `node:http` server, in its own process, that
+ * makes the same header check as Berth (one Authorization header, the Bearer syntax, the token's
+ * SHA-256 compared in constant time) and answers the same status, headers and body bytes.
+ */
+export interface BareResponse {
+  path: string;
+  token: string;
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface BareServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+const BEARER = /^Bearer[ \t]+([\x21-\x7e]{1,1024})[ \t]*$/i;
+const SELF = fileURLToPath(import.meta.url);
+
+export async function startBareServer(response: BareResponse): Promise<BareServer> {
+  const child = fork(SELF, ['--serve'], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('message', (m: { port: number }) => resolve(m.port));
+    child.once('exit', (code) => reject(new Error(`bare server exited with ${code}`)));
+    child.send(response);
+  });
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: async () => {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+function serve(response: BareResponse): void {
+  const expected = createHash('sha256').update(response.token, 'utf8').digest();
+  const body = Buffer.from(response.body);
+  const headers = { ...response.headers, 'content-length': String(body.length) };
+  const authorized = (req: IncomingMessage) => {
+    let count = 0;
+    for (let i = 0; i < req.rawHeaders.length; i += 2)
+      if (req.rawHeaders[i]!.toLowerCase() === 'authorization') count++;
+    const match = count === 1 ? BEARER.exec(req.headers.authorization ?? '') : null;
+    if (!match?.[1]) return false;
+    return timingSafeEqual(createHash('sha256').update(match[1], 'utf8').digest(), expected);
+  };
+  const server = createServer((req, res) => {
+    if (req.url !== response.path || !authorized(req)) {
+      res.writeHead(401, { 'content-type': 'application/json' }).end('{"code":"auth:token:invalid"}');
+      return;
+    }
+    res.writeHead(response.status, headers).end(body);
+  });
+  server.keepAliveTimeout = 72_000;
+  server.listen(0, '127.0.0.1', () => process.send!({ port: (server.address() as { port: number }).port }));
+  process.once('SIGTERM', () => server.close(() => process.exit(0)).closeAllConnections());
+}
+
+if (process.argv.includes('--serve')) process.once('message', (m: BareResponse) => serve(m));

@@ -1,0 +1,85 @@
+import { LRUCache } from 'lru-cache';
+import type { CacheInvalidation, Invalidatable } from './invalidation.js';
+
+export interface CachedLookupOptions<V> {
+  /** Tables whose every write may change an answer: any write to one of them flushes the cache. */
+  tables: readonly string[];
+  /** Bound on each of the two LRUs (found, missing); 0 turns the cache off. */
+  maxEntries: number;
+  /** How long a found value may be kept: a backstop only, changes flush it at once. */
+  ttlMs: number;
+  /**
+   * How long an answer of "none" is kept (0: never). Short, and in an LRU of its own, so a flood of
+   * unknown keys evicts only other unknown keys, never a value that was found.
+   */
+  missingTtlMs: number;
+  /** Reads the answer from the database; undefined means there is none. */
+  load(key: string): Promise<V | undefined>;
+}
+
+/**
+ * A lookup by key, answered from memory while the change feed listens and straight from the database when
+ * it does not. A load that started before a flush is not kept (it may have read what the flush was about);
+ * concurrent misses of one key share one load.
+ */
+export class CachedLookup<V extends {}> implements Invalidatable {
+  readonly tables: readonly string[];
+  readonly #found: LRUCache<string, V> | undefined;
+  readonly #missing: LRUCache<string, true> | undefined;
+  readonly #loading = new Map<string, Promise<V | undefined>>();
+  #generation = 0;
+
+  constructor(
+    private readonly invalidation: CacheInvalidation,
+    private readonly options: CachedLookupOptions<V>,
+  ) {
+    this.tables = options.tables;
+    if (options.maxEntries > 0) {
+      this.#found = new LRUCache({ max: options.maxEntries, ttl: options.ttlMs });
+      if (options.missingTtlMs > 0)
+        this.#missing = new LRUCache({ max: options.maxEntries, ttl: options.missingTtlMs });
+    }
+    invalidation.register(this);
+  }
+
+  get(key: string): Promise<V | undefined> {
+    const found = this.#found;
+    if (found === undefined || !this.invalidation.active) return this.options.load(key);
+    const hit = found.get(key);
+    if (hit !== undefined) return Promise.resolve(hit);
+    if (this.#missing?.get(key) === true) return Promise.resolve(undefined);
+    return this.#loading.get(key) ?? this.#load(found, key);
+  }
+
+  flush(): void {
+    this.#generation += 1;
+    this.#found?.clear();
+    this.#missing?.clear();
+    this.#loading.clear();
+  }
+
+  /** Entries held now (for tests and metrics). */
+  get size(): { found: number; missing: number } {
+    return { found: this.#found?.size ?? 0, missing: this.#missing?.size ?? 0 };
+  }
+
+  #load(found: LRUCache<string, V>, key: string): Promise<V | undefined> {
+    const generation = this.#generation;
+    const loading = this.options.load(key).then(
+      (value) => {
+        if (this.#loading.get(key) === loading) this.#loading.delete(key);
+        if (generation === this.#generation && this.invalidation.active) {
+          if (value !== undefined) found.set(key, value);
+          else this.#missing?.set(key, true);
+        }
+        return value;
+      },
+      (error: unknown) => {
+        if (this.#loading.get(key) === loading) this.#loading.delete(key);
+        throw error;
+      },
+    );
+    this.#loading.set(key, loading);
+    return loading;
+  }
+}

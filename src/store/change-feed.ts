@@ -1,0 +1,290 @@
+import type { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
+import { CONNECT_TIMEOUT_MS, type Db, type Store } from './db.js';
+import type { PGliteSupervisor } from './pglite-supervisor.js';
+
+/** The channel migration 004's triggers notify, with the written table's name as the payload. */
+export const CHANGE_CHANNEL = 'berth_changes';
+
+export type ChangeEvent =
+  /** A statement that wrote `table` committed (on any replica, through any client). */
+  | { kind: 'changed'; table: string }
+  /** Every change committed from now on is delivered; what was learned before may be stale. */
+  | { kind: 'listening' }
+  /** Changes may go unseen until the next `listening`. */
+  | { kind: 'lost'; error?: unknown };
+
+/**
+ * Tells this process about every write to the tables caches read, whichever replica or client made it
+ * (PostgreSQL `LISTEN/NOTIFY`). While `listening` is false a change may go unseen: a cache built on the
+ * feed must not answer then.
+ */
+export interface ChangeFeed {
+  readonly listening: boolean;
+  /** Events are delivered synchronously, in order; returns the unsubscribe. */
+  subscribe(listener: (event: ChangeEvent) => void): () => void;
+  /**
+   * Resolves once every change committed before the call has been delivered, or the feed stopped listening
+   * (read-your-writes on this replica: a response to a write waits for it).
+   */
+  settle(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface ChangeFeedOptions {
+  /** PostgreSQL: the first wait before listening again after the connection failed; doubles up to `maxRetryDelayMs`. */
+  retryDelayMs?: number;
+  maxRetryDelayMs?: number;
+  /**
+   * PostgreSQL: a round trip on the listening connection this often (default 500 ms); one that fails or takes
+   * longer than the interval counts as a dropped connection, so a silent partition is noticed within about
+   * two intervals (TCP keepalive would take minutes).
+   */
+  heartbeatMs?: number;
+}
+
+/** The feed for the store's database: a dedicated PostgreSQL connection, or the embedded instance's own session. */
+export function openChangeFeed(store: Store, options: ChangeFeedOptions = {}): ChangeFeed {
+  if (store.target.kind === 'postgres') return new PostgresChangeFeed(store.target.url, options);
+  if (store.supervisor === undefined) throw new Error('openChangeFeed: a PGlite store without its supervisor');
+  return new PGliteChangeFeed(store.db, store.supervisor, options);
+}
+
+abstract class BaseChangeFeed implements ChangeFeed {
+  readonly #listeners = new Set<(event: ChangeEvent) => void>();
+  #listening = false;
+  protected closed = false;
+
+  constructor(protected readonly options: ChangeFeedOptions) {}
+
+  get listening(): boolean {
+    return this.#listening && !this.closed;
+  }
+
+  subscribe(listener: (event: ChangeEvent) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  abstract settle(): Promise<void>;
+  abstract close(): Promise<void>;
+
+  protected changed(payload: string): void {
+    if (payload !== '') this.#emit({ kind: 'changed', table: payload });
+  }
+
+  protected setListening(listening: boolean, error?: unknown): void {
+    if (this.#listening === listening) return;
+    this.#listening = listening;
+    this.#emit(listening ? { kind: 'listening' } : { kind: 'lost', error });
+  }
+
+  #emit(event: ChangeEvent): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener(event);
+      } catch {
+        // One failing listener must not keep the event from the others.
+      }
+    }
+  }
+}
+
+/**
+ * A dedicated connection (never one of the pool's: a pooled connection is shared and reset between users)
+ * that listens, and connects again with backoff when it fails.
+ */
+class PostgresChangeFeed extends BaseChangeFeed {
+  #client: pg.Client | undefined;
+  #failures = 0;
+  #retry: NodeJS.Timeout | undefined;
+  #heartbeat: NodeJS.Timeout | undefined;
+  #settling = false;
+  #waiters: Array<() => void> = [];
+
+  constructor(
+    private readonly url: string,
+    options: ChangeFeedOptions,
+  ) {
+    super(options);
+    void this.#connect();
+  }
+
+  async #connect(): Promise<void> {
+    this.#retry = undefined;
+    const client = new pg.Client({
+      connectionString: this.url,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      keepAlive: true,
+      // Operators (and tests) find the listener of a process in pg_stat_activity by this.
+      application_name: `berth-change-feed ${process.pid}`,
+    });
+    client.on('error', (error) => this.#drop(client, error));
+    client.on('end', () => this.#drop(client));
+    client.on('notification', (message) => {
+      if (client === this.#client && message.channel === CHANGE_CHANNEL) this.changed(message.payload ?? '');
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${CHANGE_CHANNEL}`);
+    } catch (error) {
+      this.#drop(client, error);
+      return;
+    }
+    if (this.closed) {
+      await client.end().catch(() => undefined);
+      return;
+    }
+    this.#client = client;
+    this.#failures = 0;
+    this.#heartbeat = setInterval(() => void this.#roundTrip(client), this.#heartbeatMs).unref();
+    this.setListening(true);
+  }
+
+  get #heartbeatMs(): number {
+    return this.options.heartbeatMs ?? 500;
+  }
+
+  /** `select 1` on the listening connection; one that fails or is late drops the connection. Never rejects. */
+  async #roundTrip(client: pg.Client): Promise<void> {
+    try {
+      await client.query({ text: 'select 1', query_timeout: this.#heartbeatMs } as pg.QueryConfig);
+    } catch (error) {
+      this.#drop(client, error);
+    }
+  }
+
+  /** Forgets `client` (once) and schedules the next attempt. */
+  #drop(client: pg.Client, error?: unknown): void {
+    const dropped = client as pg.Client & { berthDropped?: boolean };
+    if (dropped.berthDropped) return;
+    dropped.berthDropped = true;
+    client.end().catch(() => undefined);
+    if (client === this.#client) {
+      this.#client = undefined;
+      clearInterval(this.#heartbeat);
+    }
+    this.setListening(false, error ?? new Error('the listening connection ended'));
+    if (this.closed || this.#retry !== undefined) return;
+    const base = this.options.retryDelayMs ?? 500;
+    const delay = Math.min(base * 2 ** this.#failures, this.options.maxRetryDelayMs ?? 10_000);
+    this.#failures += 1;
+    // Jitter, so replicas that lost the database together do not come back in lockstep.
+    this.#retry = setTimeout(() => void this.#connect(), delay * (0.8 + Math.random() * 0.4)).unref();
+  }
+
+  /**
+   * PostgreSQL signals a listening backend when a notifying transaction commits, and the backend sends the
+   * notification before answering anything it receives after that: a round trip on the listening connection
+   * that starts after the commit returns after the notification. Callers arriving while one is under way
+   * share the next one.
+   */
+  settle(): Promise<void> {
+    if (!this.listening) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.#waiters.push(resolve);
+      if (!this.#settling) void this.#settleWaiters();
+    });
+  }
+
+  async #settleWaiters(): Promise<void> {
+    this.#settling = true;
+    while (this.#waiters.length > 0) {
+      const batch = this.#waiters.splice(0);
+      const client = this.#client;
+      // A failure drops the connection, which stops the caches answering: settled too.
+      if (client !== undefined) await this.#roundTrip(client);
+      for (const resolve of batch) resolve();
+    }
+    this.#settling = false;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.setListening(false);
+    this.closed = true;
+    clearTimeout(this.#retry);
+    clearInterval(this.#heartbeat);
+    const client = this.#client;
+    this.#client = undefined;
+    if (client !== undefined) {
+      (client as pg.Client & { berthDropped?: boolean }).berthDropped = true;
+      await client.end().catch(() => undefined);
+    }
+  }
+}
+
+/**
+ * The embedded database notifies its own session: PGlite hands notifications to listeners (as microtasks)
+ * while it reads the result of the statement that committed, before that statement's caller resumes. A
+ * `LISTEN` dies with its instance, so the feed listens again on each instance the supervisor reopens.
+ */
+class PGliteChangeFeed extends BaseChangeFeed {
+  readonly #unwatch: () => void;
+  #lite: PGlite | undefined;
+  #unlisten: (() => Promise<void>) | undefined;
+  #retry: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly supervisor: PGliteSupervisor,
+    options: ChangeFeedOptions,
+  ) {
+    super(options);
+    this.#unwatch = supervisor.watch((lite) => {
+      if (lite === undefined) this.#lost(new Error('the embedded database died'));
+      else void this.#listenOn(lite);
+    });
+    if (supervisor.available) void this.#listenOn(supervisor.instance());
+  }
+
+  async #listenOn(lite: PGlite): Promise<void> {
+    clearTimeout(this.#retry);
+    this.#lite = lite;
+    try {
+      // Holding the store's one connection keeps the LISTEN out of a transaction in progress: there it would
+      // only take effect at its commit, and not at all if it rolled back.
+      const unlisten = await this.db.connection().execute(() =>
+        this.supervisor.use(lite, (l) =>
+          l.listen(CHANGE_CHANNEL, (payload) => {
+            if (this.#lite === lite) this.changed(payload);
+          }),
+        ),
+      );
+      if (this.#lite !== lite || this.closed) {
+        await unlisten().catch(() => undefined);
+        return;
+      }
+      this.#unlisten = unlisten;
+      this.setListening(true);
+    } catch (error) {
+      // A dead instance is reported by the supervisor, which reopens it; anything else is tried again.
+      if (this.#lite !== lite || this.closed || !this.supervisor.available) return;
+      this.#retry = setTimeout(() => void this.#listenOn(lite), this.options.retryDelayMs ?? 500).unref();
+      this.setListening(false, error);
+    }
+  }
+
+  #lost(error: unknown): void {
+    clearTimeout(this.#retry);
+    this.#lite = undefined;
+    this.#unlisten = undefined;
+    this.setListening(false, error);
+  }
+
+  settle(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.setListening(false);
+    this.closed = true;
+    this.#unwatch();
+    clearTimeout(this.#retry);
+    const unlisten = this.#unlisten;
+    this.#lite = undefined;
+    this.#unlisten = undefined;
+    await unlisten?.().catch(() => undefined);
+  }
+}

@@ -1,0 +1,52 @@
+import { sql } from 'kysely';
+import type { Executor } from '../db.js';
+
+/** The tables `berth seed` writes row by row. */
+export type SeedTable =
+  | 'organizations'
+  | 'principals'
+  | 'memberships'
+  | 'api_keys'
+  | 'cloud_accounts'
+  | 'projects'
+  | 'environments'
+  | 'module_instances'
+  | 'log_sources'
+  | 'deployment_resources'
+  | 'certificates'
+  | 'domains';
+
+/** Inserts rows, or updates every other column of the row with the same key (upsert by id). */
+export async function upsertRows(
+  db: Executor,
+  table: SeedTable,
+  key: string[],
+  rows: Record<string, unknown>[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  const columns = Object.keys(rows[0]!);
+  const updates = columns.filter((c) => !key.includes(c));
+  for (let i = 0; i < rows.length; i += 500) {
+    const chunk = rows.slice(i, i + 500);
+    const values = sql.join(chunk.map((r) => sql`(${sql.join(columns.map((c) => sql`${r[c]}`))})`));
+    const onConflict =
+      updates.length === 0
+        ? sql`do nothing`
+        : sql`do update set ${sql.join(updates.map((c) => sql`${sql.ref(c)} = excluded.${sql.ref(c)}`))}`;
+    await sql`insert into ${sql.table(table)} (${sql.join(columns.map((c) => sql.ref(c)))})
+      values ${values} on conflict (${sql.join(key.map((c) => sql.ref(c)))}) ${onConflict}`.execute(db);
+  }
+}
+
+/** Which of these ids a table holds. */
+export async function existingIds(
+  db: Executor,
+  table: Exclude<SeedTable, 'memberships' | 'log_sources'>,
+  ids: readonly string[],
+): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await sql<{
+    id: string;
+  }>`select id from ${sql.table(table)} where id in (${sql.join([...ids])})`.execute(db);
+  return new Set(rows.rows.map((r) => r.id));
+}
