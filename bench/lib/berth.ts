@@ -38,9 +38,12 @@ function withTarget(kind: DatabaseKind, env: Record<string, string>, close: () =
  */
 export async function databaseKinds(skipped: string[]): Promise<DatabaseKind[]> {
   if (await postgresReachable()) return ['pglite', 'postgres'];
-  const where = new URL(ADMIN_URL);
-  where.password = '';
-  skipped.push(`PostgreSQL rows: no server answers at ${ADMIN_URL === 'off' ? '(off)' : where.toString()}`);
+  if (ADMIN_URL === 'off') skipped.push('PostgreSQL rows: BENCH_DATABASE_URL=off');
+  else {
+    const where = new URL(ADMIN_URL);
+    where.password = '';
+    skipped.push(`PostgreSQL rows: no server answers at ${where.toString()}`);
+  }
   return ['pglite'];
 }
 

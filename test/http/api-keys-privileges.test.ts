@@ -127,7 +127,6 @@ describe('the audit log', () => {
     });
     const app = await buildApp({
       config: t.config,
-      store: t.store,
       services: t.services,
       logger: { ...loggerOptions('info'), stream },
     });
