@@ -1,6 +1,7 @@
 import type { Config } from '../config.js';
 import type { Store } from '../store/db.js';
 import { storeTenancy } from '../store/tenancy.js';
+import { cachedTenancy } from './caches/cached-tenancy.js';
 import { Providers, type ProviderOverrides } from '../providers/index.js';
 import { createAwsClients } from '../providers/aws/clients.js';
 import type { CertificateRetryService } from './domains/certificate-retry.js';
@@ -56,7 +57,7 @@ export function createServices(store: Store, config: Config, overrides: ServiceO
   // One AWS client factory for the process: certificates, DNS zones, Insights and the stream source share it.
   const aws = createAwsClients(config, overrides.providers?.aws);
   // Which organization owns an object: one answer for every service (a cache may wrap it).
-  const tenancy = storeTenancy(store.db);
+  const tenancy = cachedTenancy(storeTenancy(store.db), caches, cached);
   const domainServices = createDomainServices(
     store.db,
     tenancy,
@@ -76,7 +77,7 @@ export function createServices(store: Store, config: Config, overrides: ServiceO
       batchSize: config.STREAM_BATCH_SIZE,
     },
   );
-  const logs = new LogQueryService(store.db, logBackends.forProvider, {
+  const logs = new LogQueryService(store.db, tenancy, logBackends.forProvider, {
     sourceTimeoutMs: config.LOG_QUERY_SOURCE_TIMEOUT_MS,
     deadlineMs: config.LOG_QUERY_DEADLINE_MS,
     concurrency: config.LOG_QUERY_CONCURRENCY,

@@ -1,3 +1,4 @@
+import { storeTenancy } from '../../src/store/tenancy.js';
 // Hostile log queries from one tenant (issue 8), black-box over HTTP on the local provider: a filter
 // whose SQL would overflow the database's parameters, a regex that would backtrack, and work that must
 // stop when the client leaves or the deadline passes. Run on PGlite and on PostgreSQL.
@@ -326,7 +327,7 @@ describe.runIf(onPostgres)('statements stop when their request does (PostgreSQL)
     });
 
   it('cancels the statement at the request deadline: the answer is partial and the backend is free', async () => {
-    const service = new LogQueryService(t.store.db, t.services.logBackends.forProvider, {
+    const service = new LogQueryService(t.store.db, storeTenancy(t.store.db), t.services.logBackends.forProvider, {
       sourceTimeoutMs: 60_000,
       deadlineMs: 800,
       concurrency: 4,
@@ -339,7 +340,7 @@ describe.runIf(onPostgres)('statements stop when their request does (PostgreSQL)
   });
 
   it('without a deadline the same statement runs for seconds (the test above is not vacuous)', async () => {
-    const service = new LogQueryService(t.store.db, t.services.logBackends.forProvider, {
+    const service = new LogQueryService(t.store.db, storeTenancy(t.store.db), t.services.logBackends.forProvider, {
       sourceTimeoutMs: 60_000,
       deadlineMs: 60_000,
       concurrency: 4,

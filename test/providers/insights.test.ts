@@ -1,3 +1,4 @@
+import { storeTenancy } from '../../src/store/tenancy.js';
 // The `aws` log backend (CloudWatch Logs Insights) through the real SDK, against the fake CloudWatch
 // Logs endpoint: query text, StartQuery bounds, polling, failures, throttling, batching by 50 groups,
 // bounded concurrency, StopQuery on timeout; and partial results over HTTP next to a local account.
@@ -570,7 +571,7 @@ describe('failures', () => {
 
   it('sends StopQuery when the per-source timeout fires, and reports the source missed', async () => {
     behaviour.set('/aws/slow', { pollsBeforeFinal: 1_000_000 });
-    const service = new LogQueryService(t.store.db, t.services.logBackends.forProvider, {
+    const service = new LogQueryService(t.store.db, storeTenancy(t.store.db), t.services.logBackends.forProvider, {
       sourceTimeoutMs: 500,
       deadlineMs: 60_000,
       concurrency: 4,
@@ -641,7 +642,7 @@ describe('truthful answers (issue 8)', () => {
 
   it('answers partial at the request deadline, with the running query stopped', async () => {
     behaviour.set('/aws/slow', { pollsBeforeFinal: 1_000_000 });
-    const service = new LogQueryService(t.store.db, t.services.logBackends.forProvider, {
+    const service = new LogQueryService(t.store.db, storeTenancy(t.store.db), t.services.logBackends.forProvider, {
       sourceTimeoutMs: 60_000,
       deadlineMs: 400,
       concurrency: 4,
@@ -660,7 +661,7 @@ describe('truthful answers (issue 8)', () => {
 
   it('stops every running query at shutdown (close)', async () => {
     behaviour.set('/aws/slow', { pollsBeforeFinal: 1_000_000 });
-    const service = new LogQueryService(t.store.db, t.services.logBackends.forProvider, {
+    const service = new LogQueryService(t.store.db, storeTenancy(t.store.db), t.services.logBackends.forProvider, {
       sourceTimeoutMs: 60_000,
       deadlineMs: 60_000,
       concurrency: 4,

@@ -1,3 +1,4 @@
+import { storeTenancy } from '../../src/store/tenancy.js';
 // Soundness of the log query on both backends (issue 4, item 3): for random filter trees over random
 // rows, the rows LogQueryService returns are a superset of the exact answer (`matches`), and equal
 // to it when `unsupported` is empty; walking pages returns each of them exactly once.
@@ -319,7 +320,7 @@ beforeAll(async () => {
   const config = loadConfig({}, { LOG_LEVEL: 'silent', INSIGHTS_POLL_INTERVAL_MS: 10 });
   awsClients = createAwsClients(config, { retryStrategy: new ConfiguredRetryStrategy(3, 5) });
   backends = createLogBackends(store, config, awsClients);
-  service = new LogQueryService(store.db, backends.forProvider, {
+  service = new LogQueryService(store.db, storeTenancy(store.db), backends.forProvider, {
     sourceTimeoutMs: 15_000,
     deadlineMs: 60_000,
     concurrency: 4,
@@ -478,11 +479,16 @@ describe('LogQueryService with backends that misbehave', () => {
   });
 
   it('reports a source that never answers, and ignores its abort signal, once its timeout passes', async () => {
-    const hung = new LogQueryService(store.db, withStubAws(stub(() => new Promise(() => undefined))), {
-      sourceTimeoutMs: 500,
-      deadlineMs: 60_000,
-      concurrency: 4,
-    });
+    const hung = new LogQueryService(
+      store.db,
+      storeTenancy(store.db),
+      withStubAws(stub(() => new Promise(() => undefined))),
+      {
+        sourceTimeoutMs: 500,
+        deadlineMs: 60_000,
+        concurrency: 4,
+      },
+    );
     const started = Date.now();
     const result = await hung.query(caller, req());
     expect(Date.now() - started).toBeLessThan(3_000);
@@ -496,11 +502,16 @@ describe('LogQueryService with backends that misbehave', () => {
   });
 
   it('reports a source whose backend throws; the others answer', async () => {
-    const failing = new LogQueryService(store.db, withStubAws(stub(() => Promise.reject(new Error('boom')))), {
-      sourceTimeoutMs: 5_000,
-      deadlineMs: 60_000,
-      concurrency: 4,
-    });
+    const failing = new LogQueryService(
+      store.db,
+      storeTenancy(store.db),
+      withStubAws(stub(() => Promise.reject(new Error('boom')))),
+      {
+        sourceTimeoutMs: 5_000,
+        deadlineMs: 60_000,
+        concurrency: 4,
+      },
+    );
     const result = await failing.query(caller, req());
     expect(result).toMatchObject({ partial: true, unsupported: [] });
     expect(result.missedSources.sort()).toEqual(['/aws/1', '/aws/2']);

@@ -8,6 +8,7 @@ import type { LogBackend } from '../../providers/log-backend.js';
 import type { Db } from '../../store/db.js';
 import { isDatabaseUnavailable } from '../../core/database-unavailable.js';
 import { matches, parseFilter, planFilter, TRUE, type FilterNode } from '../../core/filter-tree/index.js';
+import type { Tenancy } from '../../store/tenancy.js';
 import { resolveDeploymentResourceTargets } from './deployment-resource.js';
 import { cutPage, type UnitResult } from '../../core/log-query/page.js';
 import { checkSelectorRules, resolveInstanceTargets, type SourceSelection } from './resolve.js';
@@ -60,6 +61,7 @@ export class LogQueryService {
 
   constructor(
     private readonly db: Db,
+    private readonly tenancy: Tenancy,
     private readonly backendFor: BackendFor,
     private readonly options: LogQueryOptions,
   ) {
@@ -75,8 +77,8 @@ export class LogQueryService {
     const limit = req.complete === true ? MAX_LIMIT : (req.limit ?? DEFAULT_LIMIT);
     const targets =
       req.deploymentResourceId !== undefined
-        ? await resolveDeploymentResourceTargets(this.db, caller, req.deploymentResourceId)
-        : await resolveInstanceTargets(this.db, caller, req);
+        ? await resolveDeploymentResourceTargets(this.db, caller, req.deploymentResourceId, this.tenancy)
+        : await resolveInstanceTargets(this.db, caller, req, this.tenancy);
 
     const unsupported = new Set<string>();
     const units: Unit[] = [];
