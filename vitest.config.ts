@@ -1,8 +1,10 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Its latency figures need the machine to itself: only `npm run test:reliability` runs it (one file at a time).
+    exclude: [...configDefaults.exclude, 'test/reliability/noisy-neighbour.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Two cores: PGlite instances are heavy, keep the pool small.

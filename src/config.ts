@@ -60,6 +60,44 @@ export const ConfigSchema = Type.Object({
   STREAM_MAX_DURATION_MS: Int(1_000, 86_400_000, 3 * 3_600_000),
   STREAM_BATCH_SIZE: Int(1, 10_000, 500),
   /**
+   * How long one statement of a heavy read (a page of a log query, a history batch, an ingest chunk) may hold the
+   * database: heavy reads run as a series of such slices, and other tenants' statements run between them.
+   */
+  DB_SLICE_MS: Int(5, 10_000, 50),
+  /** Heavy work (log queries, history reads, ingest requests) running at once in this process. */
+  HEAVY_MAX: Int(1, 10_000, 16),
+  /** ... of which one organization may run at most this many. */
+  HEAVY_MAX_PER_ORG: Int(1, 10_000, 8),
+  /** ... and one principal at most this many. */
+  HEAVY_MAX_PER_PRINCIPAL: Int(1, 10_000, 2),
+  /** Heavy work that cannot start within this long answers 429 with Retry-After (the identity-provider route waits). */
+  HEAVY_QUEUE_MS: Int(0, 600_000, 2_000),
+  /** Requests one principal may make per window on this replica (or across replicas with REDIS_URL); 0 turns it off. */
+  RATE_LIMIT_MAX: Int(0, 100_000_000, 2_000),
+  RATE_LIMIT_WINDOW_MS: Int(100, 86_400_000, 10_000),
+  /** When set (`redis://…`), request rate limits are counted in Redis and shared by every replica. */
+  REDIS_URL: Type.String({ default: '' }),
+  /** Failed authentications one client address may cause per window before it is answered 429 without a lookup. */
+  FAILED_AUTH_MAX: Int(0, 100_000_000, 100),
+  FAILED_AUTH_WINDOW_MS: Int(100, 86_400_000, 10_000),
+  /** Time a client has to send its request headers (Node's `headersTimeout`). */
+  HEADERS_TIMEOUT_MS: Int(100, 600_000, 10_000),
+  /** Time a client has to send its whole request, body included (Node's `requestTimeout`). */
+  REQUEST_TIMEOUT_MS: Int(100, 3_600_000, 30_000),
+  /** Open client connections at most; more are closed as they arrive (Node's `maxConnections`). */
+  MAX_CONNECTIONS: Int(1, 1_000_000, 4_096),
+  /** Event-loop delay past which requests are shed with 503 and /readyz answers 503; 0 turns it off. */
+  PRESSURE_MAX_EVENT_LOOP_DELAY_MS: Int(0, 600_000, 1_000),
+  /** Concurrent log streams per organization and per process (per principal: STREAM_MAX_PER_PRINCIPAL). */
+  STREAM_MAX_PER_ORG: Int(1, 1_000_000, 100),
+  STREAM_MAX_TOTAL: Int(1, 1_000_000, 2_000),
+  /** Local log events one organization may store; past it its oldest events are deleted first. 0: no quota. */
+  INGEST_MAX_EVENTS_PER_ORG: Int(0, 1_000_000_000, 1_000_000),
+  /** Local log events older than this (by ingestion time) are deleted; 0 keeps them forever. */
+  INGEST_RETENTION_MS: Int(0, 100 * 365 * 86_400_000, 30 * 86_400_000),
+  /** How long an ingest Idempotency-Key is remembered. */
+  INGEST_IDEMPOTENCY_TTL_MS: Int(1_000, 30 * 86_400_000, 86_400_000),
+  /**
    * Tests only: SIGUSR2 makes the embedded database's next WAL write fail with EIO, so PostgreSQL
    * PANICs and the instance dies as on a failing disk (the reliability suite checks Berth recovers).
    */

@@ -81,13 +81,14 @@ export async function startServer(config: Config, options: ServeOptions = {}): P
     if (config.BERTH_FAULT_INJECTION && options.installSignalHandlers) {
       const supervisor = opened.store.supervisor;
       process.on('SIGUSR2', () => {
-        try {
-          if (supervisor === undefined) throw new Error('not on PGlite');
-          supervisor.injectWalWriteFailure();
-          readyApp.log.warn('fault injection: the next WAL write fails');
-        } catch (error) {
-          readyApp.log.warn({ err: error }, 'fault injection: nothing to inject into');
-        }
+        // Logged once the worker running the embedded database has armed it.
+        (supervisor === undefined
+          ? Promise.reject(new Error('not on PGlite'))
+          : supervisor.injectWalWriteFailure()
+        ).then(
+          () => readyApp.log.warn('fault injection: the next WAL write fails'),
+          (error: unknown) => readyApp.log.warn({ err: error }, 'fault injection: nothing to inject into'),
+        );
       });
     }
 

@@ -119,7 +119,8 @@ export async function ingestCommand(config: Config, file: string | undefined, op
     sink = await serverSink(url, token, target);
   } else {
     const opened = await openConfiguredStore(config);
-    const service = new LogIngestService(opened.store.db);
+    // The quota applies here too; the retention sweep is the server's (none is running).
+    const service = new LogIngestService(opened.store.db, config, { embedded: opened.store.target.kind === 'pglite' });
     sink = async (events) => {
       await service.ingest(null, target, events).catch((error: unknown) => {
         throw new CliError(error instanceof AppError ? describeFailure(error) : (error as Error).message);

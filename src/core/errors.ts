@@ -67,6 +67,14 @@ export const CATALOGUE = {
   'logs:account:not-found': { status: 404, message: 'The cloud account was not found.' },
   'logs:account:not-local': { status: 422, message: 'Events can only be ingested into a local cloud account.' },
   'logs:ingest:too-large': { status: 413, message: 'Too many events in one request.' },
+  'logs:ingest:idempotency-key-reused': {
+    status: 422,
+    message: 'This Idempotency-Key was already used with a different request.',
+  },
+  'logs:ingest:idempotency-key-in-use': {
+    status: 409,
+    message: 'A request with this Idempotency-Key is still being processed.',
+  },
   'logs:stream:invalid-parameters': { status: 400, message: 'The stream parameters are invalid.' },
   'logs:stream:too-many-streams': { status: 429, message: 'Too many concurrent log streams.' },
   'logs:filter-pattern:invalid': { status: 400, message: 'The filter pattern is invalid.' },

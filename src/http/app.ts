@@ -16,6 +16,11 @@ import {
   SECURITY_HEADERS,
 } from './plugins/error-handler.js';
 import { installMetrics } from './plugins/metrics.js';
+import { FailedAuthGuard } from './plugins/failed-auth.js';
+import { installPressure } from './plugins/pressure.js';
+import { installRateLimit, ThrottleStats } from './plugins/rate-limit.js';
+import { limitConnections, slowClientServerOptions } from './plugins/slow-clients.js';
+import { installTenantContext } from './plugins/tenant.js';
 import { ErrorSchema } from '../core/schemas/common.js';
 import { validatorCompiler } from './validation.js';
 import { healthRoutes } from './routes/health.js';
@@ -74,8 +79,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clientErrorHandler: answerClientError,
     ajv: { customOptions: { removeAdditional: false } },
     // Node would answer a Host-less HTTP/1.1 request itself, with an empty 400: the check is in the hook below.
-    http: { requireHostHeader: false },
+    http: { requireHostHeader: false, ...slowClientServerOptions(config) },
+    // Fastify would otherwise set Node's request timeout to 0 (none) after creating the server.
+    requestTimeout: config.REQUEST_TIMEOUT_MS,
   }).withTypeProvider<TypeBoxTypeProvider>();
+  limitConnections(app, config);
   // Node answers an Expect other than 100-continue itself, with an empty 417: ignore it instead (RFC 9110 §10.1.1 allows both).
   app.server.on('checkExpectation', (req, res) => app.server.emit('request', req, res));
   // Node closes a connection as soon as a `Connection: close` answer is written, even while the client is still
@@ -93,6 +101,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     for (const method of [route.method].flat()) routes.push({ method, url: route.url });
   });
   app.setValidatorCompiler(validatorCompiler);
+  installTenantContext(app);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     reply.headers(SECURITY_HEADERS);
@@ -114,6 +123,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   installErrorHandling(app, routes);
+  // Requests refused by the guards below, for the metrics (berth_rate_limited_total).
+  const throttled = new ThrottleStats();
+  app.decorate('throttled', throttled);
+  const isUnderPressure = await installPressure(app, { config, stats: throttled });
   app.addSchema(ErrorSchema);
   await app.register(swagger, {
     openapi: {
@@ -130,15 +143,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => (json.$id as string | undefined) ?? `def-${i}` },
   });
-  installMetrics(app, services.streams);
+  installMetrics(app, services.streams, services.heavy, throttled);
 
   await app.register(healthRoutes, {
     health: services.health,
     isAcceptingTraffic: deps.isAcceptingTraffic ?? (() => true),
+    isUnderPressure,
   });
 
   await app.register(async (api) => {
-    api.addHook('onRequest', authHook(services.authentication));
+    api.addHook(
+      'onRequest',
+      authHook(services.authentication, { failedAuth: FailedAuthGuard.from(config), stats: throttled }),
+    );
+    await installRateLimit(api, { config, stats: throttled });
     api.addHook('onSend', settleWritesHook(services.caches));
     await api.register(organizationRoutes, { organizations: services.organizations });
     await api.register(apiKeyRoutes, { apiKeys: services.apiKeys });

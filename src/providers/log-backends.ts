@@ -19,10 +19,12 @@ export function createLogBackends(
   aws: AwsClients,
   insights: Partial<Omit<InsightsOptions, 'aws'>> = {},
 ): LogBackends {
-  const local = new LocalLogBackend(store.db, store.run, {
-    maxParams: config.MAX_SQL_PARAMS,
-    maxBytes: config.MAX_SQL_BYTES,
-  });
+  const local = new LocalLogBackend(
+    store.db,
+    store.run,
+    { maxParams: config.MAX_SQL_PARAMS, maxBytes: config.MAX_SQL_BYTES },
+    { sliceMs: config.DB_SLICE_MS },
+  );
   const insightsBackend = new InsightsLogBackend({
     aws,
     maxGroupsPerQuery: config.INSIGHTS_MAX_GROUPS_PER_QUERY,

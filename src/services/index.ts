@@ -1,6 +1,7 @@
 import type { Config } from '../config.js';
 import type { Store } from '../store/db.js';
 import { storeTenancy } from '../store/tenancy.js';
+import { cachedLogSources } from './caches/cached-log-sources.js';
 import { cachedTenancy } from './caches/cached-tenancy.js';
 import { Providers, type ProviderOverrides } from '../providers/index.js';
 import { createAwsClients } from '../providers/aws/clients.js';
@@ -23,6 +24,7 @@ import { cacheOptions } from './caches/options.js';
 import { openChangeFeed } from '../store/change-feed.js';
 import { HealthService } from './health.js';
 import { ApiKeyService } from './api-keys.js';
+import { HeavyWork } from './heavy-work.js';
 
 /** Everything route code talks to; built once per process from its dependencies. */
 export interface Services {
@@ -40,6 +42,8 @@ export interface Services {
   domains: DomainService;
   nameAvailability: NameAvailabilityService;
   certificates: CertificateRetryService;
+  /** The process's budget of heavy work (log queries, history reads, ingest), shared fairly by organizations. */
+  heavy: HeavyWork;
   /** Stops background work (pollers, streams) before the database closes. */
   close(): Promise<void>;
 }
@@ -64,15 +68,24 @@ export function createServices(store: Store, config: Config, overrides: ServiceO
     config,
     new Providers(store.db, aws, overrides.providers),
   );
+  const heavy = new HeavyWork({
+    max: config.HEAVY_MAX,
+    perOrganization: config.HEAVY_MAX_PER_ORG,
+    perPrincipal: config.HEAVY_MAX_PER_PRINCIPAL,
+    queueMs: config.HEAVY_QUEUE_MS,
+  });
   const logBackends = createLogBackends(store, config, aws, overrides.insights);
   const awsStream = new AwsStreamSource({ aws });
   const streams = new LogStreamService(
     store.db,
-    { local: new LocalStreamSource(store.db), aws: awsStream },
+    { local: new LocalStreamSource(store.db, { slices: { sliceMs: config.DB_SLICE_MS } }), aws: awsStream },
     {
       pollIntervalMs: config.STREAM_POLL_INTERVAL_MS,
       keepAliveMs: config.STREAM_KEEPALIVE_MS,
       maxPerPrincipal: config.STREAM_MAX_PER_PRINCIPAL,
+      maxPerOrganization: config.STREAM_MAX_PER_ORG,
+      maxTotal: config.STREAM_MAX_TOTAL,
+      heavy,
       maxDurationMs: config.STREAM_MAX_DURATION_MS,
       batchSize: config.STREAM_BATCH_SIZE,
     },
@@ -81,7 +94,10 @@ export function createServices(store: Store, config: Config, overrides: ServiceO
     sourceTimeoutMs: config.LOG_QUERY_SOURCE_TIMEOUT_MS,
     deadlineMs: config.LOG_QUERY_DEADLINE_MS,
     concurrency: config.LOG_QUERY_CONCURRENCY,
+    heavy,
+    logSources: cachedLogSources(store.db, caches, cached),
   });
+  const ingest = new LogIngestService(store.db, config, { heavy, embedded: store.target.kind === 'pglite' });
   return {
     streams,
     logBackends,
@@ -92,13 +108,15 @@ export function createServices(store: Store, config: Config, overrides: ServiceO
     health: new HealthService(store),
     apiKeys: new ApiKeyService(store.db, config.CURSOR_SECRET),
     categories: new ModuleCategoryService(store.db),
-    ingest: new LogIngestService(store.db),
+    ingest,
     domains: domainServices.domains,
     nameAvailability: domainServices.nameAvailability,
     certificates: domainServices.certificates,
+    heavy,
     close: async () => {
       logs.close();
       streams.close();
+      await ingest.close();
       await domainServices.close();
       aws.close();
       await caches.close();

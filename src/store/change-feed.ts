@@ -1,4 +1,3 @@
-import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { CONNECT_TIMEOUT_MS, type Db, type Store } from './db.js';
 import type { PGliteSupervisor } from './pglite-supervisor.js';
@@ -215,13 +214,14 @@ class PostgresChangeFeed extends BaseChangeFeed {
 }
 
 /**
- * The embedded database notifies its own session: PGlite hands notifications to listeners (as microtasks)
- * while it reads the result of the statement that committed, before that statement's caller resumes. A
- * `LISTEN` dies with its instance, so the feed listens again on each instance the supervisor reopens.
+ * The embedded database notifies its own session: the worker forwards a notification before the reply of
+ * the statement that committed it, so it is delivered before that statement's caller resumes. A `LISTEN`
+ * dies with its instance, so the feed listens again on each instance the supervisor reopens.
  */
 class PGliteChangeFeed extends BaseChangeFeed {
   readonly #unwatch: () => void;
-  #lite: PGlite | undefined;
+  /** The generation of the instance listened to (or being listened to). */
+  #generation: number | undefined;
   #unlisten: (() => Promise<void>) | undefined;
   #retry: NodeJS.Timeout | undefined;
 
@@ -231,27 +231,25 @@ class PGliteChangeFeed extends BaseChangeFeed {
     options: ChangeFeedOptions,
   ) {
     super(options);
-    this.#unwatch = supervisor.watch((lite) => {
-      if (lite === undefined) this.#lost(new Error('the embedded database died'));
-      else void this.#listenOn(lite);
+    this.#unwatch = supervisor.watch((generation) => {
+      if (generation === undefined) this.#lost(new Error('the embedded database died'));
+      else void this.#listenOn(generation);
     });
-    if (supervisor.available) void this.#listenOn(supervisor.instance());
+    if (supervisor.available) void this.#listenOn(supervisor.generation());
   }
 
-  async #listenOn(lite: PGlite): Promise<void> {
+  async #listenOn(generation: number): Promise<void> {
     clearTimeout(this.#retry);
-    this.#lite = lite;
+    this.#generation = generation;
     try {
       // Holding the store's one connection keeps the LISTEN out of a transaction in progress: there it would
       // only take effect at its commit, and not at all if it rolled back.
       const unlisten = await this.db.connection().execute(() =>
-        this.supervisor.use(lite, (l) =>
-          l.listen(CHANGE_CHANNEL, (payload) => {
-            if (this.#lite === lite) this.changed(payload);
-          }),
-        ),
+        this.supervisor.listen(generation, CHANGE_CHANNEL, (payload) => {
+          if (this.#generation === generation) this.changed(payload);
+        }),
       );
-      if (this.#lite !== lite || this.closed) {
+      if (this.#generation !== generation || this.closed) {
         await unlisten().catch(() => undefined);
         return;
       }
@@ -259,15 +257,15 @@ class PGliteChangeFeed extends BaseChangeFeed {
       this.setListening(true);
     } catch (error) {
       // A dead instance is reported by the supervisor, which reopens it; anything else is tried again.
-      if (this.#lite !== lite || this.closed || !this.supervisor.available) return;
-      this.#retry = setTimeout(() => void this.#listenOn(lite), this.options.retryDelayMs ?? 500).unref();
+      if (this.#generation !== generation || this.closed || !this.supervisor.available) return;
+      this.#retry = setTimeout(() => void this.#listenOn(generation), this.options.retryDelayMs ?? 500).unref();
       this.setListening(false, error);
     }
   }
 
   #lost(error: unknown): void {
     clearTimeout(this.#retry);
-    this.#lite = undefined;
+    this.#generation = undefined;
     this.#unlisten = undefined;
     this.setListening(false, error);
   }
@@ -283,7 +281,7 @@ class PGliteChangeFeed extends BaseChangeFeed {
     this.#unwatch();
     clearTimeout(this.#retry);
     const unlisten = this.#unlisten;
-    this.#lite = undefined;
+    this.#generation = undefined;
     this.#unlisten = undefined;
     await unlisten?.().catch(() => undefined);
   }

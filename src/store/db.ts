@@ -1,10 +1,12 @@
 import { mkdirSync } from 'node:fs';
 import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
+import { pgliteDialect } from './pglite-driver.js';
 import { PGliteSupervisor } from './pglite-supervisor.js';
+import { fairPool } from './fair-pool.js';
 import { guardedDialect } from './postgres-guard.js';
 import type { Tables } from './schema.js';
-import { pgliteRunner, postgresRunner, type StatementRunner } from './statement-runner.js';
+import { postgresRunner, type StatementRunner } from './statement-runner.js';
 import { asUnavailable, DatabaseUnavailableError } from '../core/database-unavailable.js';
 
 export type Db = Kysely<Tables>;
@@ -24,7 +26,7 @@ export interface Store {
   execScript(text: string): Promise<void>;
   /** Resolves when the database answers `select 1`; PostgreSQL: rejects with DatabaseUnavailableError past `timeoutMs`. */
   ping(timeoutMs: number): Promise<void>;
-  /** PGlite: the embedded database's supervisor (it reopens a dead instance on disk). */
+  /** PGlite: the embedded database's supervisor (it runs the database in a worker thread, reopens a dead instance on disk). */
   supervisor?: PGliteSupervisor;
   close(): Promise<void>;
 }
@@ -42,6 +44,8 @@ export interface StoreOptions {
 }
 
 const INT8_OID = 20;
+/** PostgreSQL connections per process. */
+const POOL_SIZE = 10;
 
 /**
  * PostgreSQL: how long to wait for a connection (a free one from the pool, or a new one to the
@@ -61,7 +65,7 @@ export async function openStore(target: StoreTarget, options: StoreOptions = {})
   if (target.kind === 'postgres') {
     const pool = new pg.Pool({
       connectionString: target.url,
-      max: 10,
+      max: POOL_SIZE,
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
       // A server that stops answering (network partition) would otherwise hold the statement, and the request, forever.
       query_timeout: (target.statementTimeoutMs ?? 60_000) + QUERY_TIMEOUT_MARGIN_MS,
@@ -91,8 +95,23 @@ export async function openStore(target: StoreTarget, options: StoreOptions = {})
     // (connection reset mid-statement) is emitted on the client as well as failing its statement.
     // The statement's caller gets the error; the pool drops the client when it comes back.
     pool.on('connect', (client) => client.on('error', () => undefined));
-    const db = new Kysely<Tables>({ dialect: guardedDialect(new PostgresDialect({ pool })) });
-    const runner = postgresRunner(pool);
+    // Connections are handed out round-robin across tenants once all are in use.
+    const fair = fairPool(pool, POOL_SIZE);
+    // The readiness probe asks on a connection of its own: whether the server answers, not how long the tenants'
+    // statements queue for the pool under load (a busy replica is not an unreachable database).
+    const probe = new pg.Pool({
+      connectionString: target.url,
+      max: 1,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      keepAlive: true,
+      options: '-c jit=off',
+    });
+    probe.on('error', report);
+    probe.on('connect', (client) => client.on('error', () => undefined));
+    const db = new Kysely<Tables>({
+      dialect: guardedDialect(new PostgresDialect({ pool: fair as unknown as pg.Pool })),
+    });
+    const runner = postgresRunner(fair);
     return {
       db,
       target,
@@ -112,29 +131,27 @@ export async function openStore(target: StoreTarget, options: StoreOptions = {})
           client.release();
         }
       },
-      ping: (timeoutMs) => ping(db, timeoutMs),
-      close: () => db.destroy(),
+      ping: (timeoutMs) => probeOnce(probe, timeoutMs),
+      close: async () => {
+        await probe.end().catch(() => undefined);
+        await db.destroy();
+      },
     };
   }
   if (target.dataDir !== undefined) mkdirSync(target.dataDir, { recursive: true });
-  const supervisor = await PGliteSupervisor.open(
-    target.dataDir,
-    { parsers: { [INT8_OID]: (v: string) => Number(v) } },
-    { log: options.onDatabaseEvent },
-  );
-  const db = new Kysely<Tables>({ dialect: supervisor.dialect() });
+  // The embedded database runs in a worker thread (bigint columns parsed to numbers there too).
+  const supervisor = await PGliteSupervisor.open(target.dataDir, { log: options.onDatabaseEvent });
+  const db = new Kysely<Tables>({ dialect: pgliteDialect(supervisor) });
   return {
     db,
     target,
-    run: pgliteRunner(db),
-    execScript: async (text) => {
-      await supervisor.use(supervisor.instance(), (lite) => lite.exec(text));
-    },
+    run: supervisor.run,
+    // Not in a turn for the session: `migrate` holds it (its advisory lock) while it runs each script.
+    execScript: async (text) => supervisor.exec(supervisor.generation(), text),
     ping: async () => {
-      // A dead or reopening instance fails at once. A live one cannot be unreachable: it runs on
-      // this thread, so a time limit would only turn a busy moment (a long statement ahead in the
-      // one session) into "not ready".
-      supervisor.instance();
+      // A dead or reopening instance fails at once. A live one answers once the statements ahead of this one
+      // in the session have run: a time limit would only turn a busy moment into "not ready".
+      supervisor.generation();
       await sql`select 1`.execute(db);
     },
     supervisor,
@@ -144,6 +161,29 @@ export async function openStore(target: StoreTarget, options: StoreOptions = {})
 
 /** `select 1`, failing with DatabaseUnavailableError past `timeoutMs` (the statement itself is bounded by the pool's timeouts). */
 export async function ping(db: Db, timeoutMs = CONNECT_TIMEOUT_MS): Promise<void> {
+  await withTimeout(sql`select 1`.execute(db), timeoutMs);
+}
+
+/**
+ * `select 1` on the probe's connection. One that fails, or does not answer soon after the probe gave up, is dropped
+ * rather than reused (a connection stuck on a blackholed server would keep the probe failing after it recovers).
+ */
+async function probeOnce(probe: pg.Pool, timeoutMs: number): Promise<void> {
+  const attempt = (async () => {
+    const client = await probe.connect();
+    try {
+      await client.query({ text: 'select 1', query_timeout: timeoutMs + 1_000 } as pg.QueryConfig);
+      client.release();
+    } catch (error) {
+      client.release(true);
+      throw error;
+    }
+  })();
+  await withTimeout(attempt, timeoutMs);
+}
+
+/** Settles with `statement`, or fails with DatabaseUnavailableError after `timeoutMs`. */
+async function withTimeout(statement: Promise<unknown>, timeoutMs: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(
@@ -151,10 +191,9 @@ export async function ping(db: Db, timeoutMs = CONNECT_TIMEOUT_MS): Promise<void
       timeoutMs,
     );
   });
-  const query = sql`select 1`.execute(db);
-  query.catch(() => undefined);
+  statement.catch(() => undefined);
   try {
-    await Promise.race([query, timeout]);
+    await Promise.race([statement, timeout]);
   } finally {
     clearTimeout(timer);
   }

@@ -1,277 +1,437 @@
-import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
-import {
-  PostgresAdapter,
-  PostgresDriver,
-  PostgresIntrospector,
-  PostgresQueryCompiler,
-  type CompiledQuery,
-  type DatabaseConnection,
-  type Dialect,
-  type Kysely,
-  type QueryResult,
-} from 'kysely';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { CompiledQuery } from 'kysely';
 import { DatabaseUnavailableError } from '../core/database-unavailable.js';
-import { yieldWhenTurnSpent } from './turn-slice.js';
+import { FairQueue, type Release } from '../core/fair-queue.js';
+import { fairnessKey } from '../core/tenant-context.js';
+import {
+  type QueryReply,
+  reviveError,
+  type WorkerEvent,
+  type WorkerRequest,
+  type WorkerSettings,
+} from './pglite-worker-protocol.js';
+import type { StatementRunner } from './statement-runner.js';
 
 /**
- * PGlite runs PostgreSQL in this process as WebAssembly, so when it dies (a PANIC, such as an I/O
- * error writing the WAL; a WebAssembly trap; an abort) nothing restarts it: every later call
- * fails or, after a PANIC, never returns (the next statement spins on the event loop's thread).
- * The supervisor keeps the one live instance: the first fatal error marks it dead, so it is never
- * called again; until a new instance is open on the same data directory every call fails at once
- * with {@link DatabaseUnavailableError} (answered 503). Committed work survives: PostgreSQL replays
- * the WAL when the directory is opened again, as after a crash. The process keeps Berth's
- * data-directory lock throughout (it never lets go of the directory).
+ * PGlite runs PostgreSQL as WebAssembly on the thread that calls it, a statement start to end in one call:
+ * on the main thread a long statement stopped every request. It runs in a worker thread
+ * (`pglite-worker.ts`), one worker per instance. The worker reports its instance's death (the first fatal
+ * error: a PANIC, a WebAssembly trap; or a failed WAL write, after which PGlite may never return); the
+ * supervisor then ends that worker and starts a new one on the same data directory, which replays the WAL
+ * as after a crash, so committed work survives. A crash of the worker thread itself (out of memory) is a
+ * death too. Until a new instance is open every call fails at once with {@link DatabaseUnavailableError}
+ * (answered 503); attempts that fail back off. Each instance has a generation number: a connection bound
+ * to one never carries on in the next. The process keeps Berth's data-directory lock throughout.
  *
- * An in-memory database is not reopened: its data died with it; it stays unavailable and the
- * readiness probe says so.
+ * An in-memory database is not reopened: its data died with it; it stays unavailable and the readiness
+ * probe says so.
  */
+/**
+ * Connections whose statements may be sent to the worker at once: enough that the worker always has the
+ * next one while this thread is busy (one statement per turn of a loaded event loop was ~300 a second);
+ * the order among them is the worker's round-robin.
+ */
+const PIPELINE = 64;
+
+/** A connection to the embedded database's one session. */
+export interface SessionLease {
+  session: number;
+  /** Whose turn its statements take (`fairnessKey()` when it was acquired). */
+  group: string;
+  release: Release;
+}
+
 export class PGliteSupervisor {
-  #lite: PGlite | undefined;
-  #reopening: Promise<void> | undefined;
-  #closed = false;
-  /** Instances that failed fatally: never called again. */
-  readonly #dead = new WeakSet<PGlite>();
+  /**
+   * PGlite has one session, which the worker shares (`pglite-worker.ts`): statements are sent ahead, at most
+   * {@link PIPELINE} connections at once, so the worker never idles waiting for this thread's next turn;
+   * the worker runs them round-robin across tenants and keeps a transaction's statements together.
+   */
+  readonly #slots = new FairQueue({ max: PIPELINE });
+  #nextSession = 1;
+  #worker: Worker | undefined;
+  /**
+   * On disk: a worker started ahead, its modules loaded, that opens the next instance when this one dies (a
+   * new thread takes about a second to get there, on top of reopening the directory).
+   */
+  #standby: Worker | undefined;
+  /** The live instance's generation; undefined while there is none. */
+  #live: number | undefined;
+  #nextGeneration = 1;
   #deaths = 0;
-  readonly #watchers = new Set<(lite: PGlite | undefined) => void>();
+  #diedAt = 0;
+  /** Attempts to open again since the last death (the backoff). */
+  #attempts = 0;
+  #restart: NodeJS.Timeout | undefined;
+  #closed = false;
+  #closing: Promise<void> | undefined;
+  /** Settles `open()`: set until the first instance is open. */
+  #first: { resolve: () => void; reject: (error: unknown) => void } | undefined;
+  #nextId = 1;
+  readonly #pending = new Map<number, { resolve: (value?: QueryReply) => void; reject: (error: unknown) => void }>();
+  readonly #listeners = new Map<number, { generation: number; onPayload: (payload: string) => void }>();
+  readonly #watchers = new Set<(generation: number | undefined) => void>();
 
   private constructor(
     readonly dataDir: string | undefined,
-    private readonly options: PGliteOptions,
     private readonly log: SupervisorLog,
     private readonly retryDelayMs: number,
   ) {}
 
-  static async open(
-    dataDir: string | undefined,
-    options: PGliteOptions,
-    settings: SupervisorSettings = {},
-  ): Promise<PGliteSupervisor> {
-    const supervisor = new PGliteSupervisor(
-      dataDir,
-      options,
-      settings.log ?? (() => undefined),
-      settings.retryDelayMs ?? 250,
-    );
-    supervisor.#lite = await PGlite.create(dataDir, options);
+  /** Starts the worker; resolves once the database is open, rejects if it cannot be opened. */
+  static async open(dataDir: string | undefined, settings: SupervisorSettings = {}): Promise<PGliteSupervisor> {
+    const supervisor = new PGliteSupervisor(dataDir, settings.log ?? (() => undefined), settings.retryDelayMs ?? 250);
+    await new Promise<void>((resolve, reject) => {
+      supervisor.#first = { resolve, reject };
+      supervisor.#open();
+    });
     return supervisor;
   }
 
   /** Whether a live instance answers now. */
   get available(): boolean {
-    return this.#lite !== undefined && !this.#closed;
+    return this.#live !== undefined && !this.#closed;
   }
 
-  /** How many instances died since the store was opened. */
+  /** How many instances died (a worker crash included) since the store was opened. */
   get deaths(): number {
     return this.#deaths;
   }
 
-  /** The live instance, or DatabaseUnavailableError while there is none. */
-  instance(): PGlite {
+  /** The live instance's generation, or DatabaseUnavailableError while there is none. */
+  generation(): number {
     if (this.#closed) throw new DatabaseUnavailableError('the embedded database is closed');
-    if (this.#lite === undefined) {
+    if (this.#live === undefined) {
       throw new DatabaseUnavailableError(
         this.dataDir === undefined ? 'the in-memory database died' : 'the embedded database is being reopened',
       );
     }
-    return this.#lite;
+    return this.#live;
   }
 
   /**
-   * Calls `watcher` with the new live instance each time one is opened again, and with undefined when the
-   * live one dies (what a session-bound `LISTEN` needs: it is lost with the instance). Returns the unwatch.
+   * Calls `watcher` with the new live generation each time an instance is opened again, and with undefined
+   * when the live one dies (what a session-bound `LISTEN` needs: it is lost with the instance). Returns the
+   * unwatch.
    */
-  watch(watcher: (lite: PGlite | undefined) => void): () => void {
+  watch(watcher: (generation: number | undefined) => void): () => void {
     this.#watchers.add(watcher);
     return () => this.#watchers.delete(watcher);
   }
 
-  #tell(lite: PGlite | undefined): void {
-    for (const watcher of this.#watchers) {
-      try {
-        watcher(lite);
-      } catch {
-        // A failing watcher must not stop the supervisor (nor the others).
-      }
-    }
+  /**
+   * A connection to the shared session, in `fairnessKey()`'s turn; `signal` leaves the queue. Call its
+   * release once, when done.
+   */
+  async acquireSession(signal?: AbortSignal): Promise<SessionLease> {
+    const group = fairnessKey();
+    const release = await this.#slots.acquire({ group }, { signal });
+    return { session: this.#nextSession++, group, release };
   }
 
-  /** Runs `fn` on `lite`, which must still be live; a fatal error marks it dead and becomes DatabaseUnavailableError. */
-  async use<T>(lite: PGlite, fn: (lite: PGlite) => Promise<T>): Promise<T> {
-    if (this.#dead.has(lite) || this.#closed)
-      throw new DatabaseUnavailableError('the embedded database died during this request');
+  /**
+   * Runs a statement of `lease`'s connection on the instance of `generation` (which must still be live).
+   * `txn` marks the statement that begins a transaction (the worker then runs this connection's statements
+   * only) and the one that ends it.
+   */
+  async query<R>(
+    generation: number,
+    lease: Omit<SessionLease, 'release'>,
+    sql: string,
+    params: readonly unknown[],
+    txn?: 'begin' | 'end',
+  ): Promise<{ rows: R[]; affectedRows?: number }> {
+    this.#bound(generation);
+    const reply = await this.#call({ op: 'query', sql, params, session: lease.session, group: lease.group, txn });
+    return reply as { rows: R[]; affectedRows?: number };
+  }
+
+  /** Runs a multi-statement script (no parameters) on the instance of `generation`. */
+  async exec(generation: number, sql: string): Promise<void> {
+    this.#bound(generation);
+    await this.#call({ op: 'exec', sql });
+  }
+
+  /**
+   * `LISTEN channel` on the instance of `generation`: `onPayload` is called with each notification (before
+   * the statement that committed it returns). The LISTEN dies with its instance. Returns the unlisten.
+   */
+  async listen(
+    generation: number,
+    channel: string,
+    onPayload: (payload: string) => void,
+  ): Promise<() => Promise<void>> {
+    this.#bound(generation);
+    const listenId = this.#nextId++;
+    this.#listeners.set(listenId, { generation, onPayload });
     try {
-      return await fn(lite);
+      await this.#call({ op: 'listen', channel, listenId });
     } catch (error) {
-      if (!isFatal(error)) throw error;
-      this.#markDead(lite, error);
-      throw new DatabaseUnavailableError('the embedded database died', { cause: error });
+      this.#listeners.delete(listenId);
+      throw error;
     }
+    return async () => {
+      if (!this.#listeners.delete(listenId) || this.#live !== generation || this.#closed) return;
+      await this.#call({ op: 'unlisten', listenId });
+    };
   }
 
-  #markDead(lite: PGlite, cause: unknown): void {
-    if (this.#dead.has(lite)) return;
-    this.#dead.add(lite);
-    if (this.#lite !== lite) return;
-    this.#lite = undefined;
-    this.#deaths++;
-    this.log('the embedded database died', cause);
-    this.#tell(undefined);
-    // Emscripten's file streams hold host file descriptors; closing them runs no WebAssembly.
+  /**
+   * Store.run on PGlite: one statement in its turn for the session; `signal` takes it out of the queue while
+   * it waits. A running statement cannot be stopped: PGlite has no cancel (PostgreSQL runs in the worker's
+   * thread, which is busy until the statement ends, and there is no second backend to send a cancel from),
+   * and ending the worker would kill the instance (an in-memory database with its data) and fail whatever
+   * else was in its session. Statements are kept short instead (bounded size, no user regex, a row limit).
+   */
+  readonly run: StatementRunner = async <R>(query: CompiledQuery<R>, signal: AbortSignal): Promise<R[]> => {
+    signal.throwIfAborted();
+    const lease = await this.acquireSession(signal);
     try {
-      lite.Module.FS.quit();
-    } catch {
-      // Already gone.
+      signal.throwIfAborted();
+      return (await this.query<R>(this.generation(), lease, query.sql, query.parameters)).rows;
+    } finally {
+      lease.release();
     }
-    if (this.dataDir !== undefined && !this.#closed) this.#reopening = this.#reopen();
-  }
-
-  async #reopen(): Promise<void> {
-    const started = Date.now();
-    for (let attempt = 1; !this.#closed; attempt++) {
-      try {
-        const lite = await PGlite.create(this.dataDir, this.options);
-        if (this.#closed) {
-          await lite.close().catch(() => undefined);
-          return;
-        }
-        this.#lite = lite;
-        this.log(`the embedded database is open again after ${Date.now() - started} ms (attempt ${attempt})`);
-        this.#tell(lite);
-        return;
-      } catch (error) {
-        this.log(`reopening the embedded database failed (attempt ${attempt})`, error);
-        // Backing off: a directory that cannot be opened now will not be in a millisecond either.
-        await new Promise((resolve) =>
-          setTimeout(resolve, Math.min(this.retryDelayMs * 2 ** (attempt - 1), MAX_RETRY_DELAY_MS)),
-        );
-      }
-    }
-  }
-
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    await this.#reopening;
-    const lite = this.#lite;
-    this.#lite = undefined;
-    if (lite !== undefined && !this.#dead.has(lite)) await lite.close();
-  }
+  };
 
   /**
    * Fault injection (tests only): the next write to the WAL fails with EIO, as on a failing disk.
    * PostgreSQL PANICs on it, which is how the embedded database really dies.
    */
-  injectWalWriteFailure(): void {
-    const lite = this.instance();
-    const fs = lite.Module.FS as unknown as EmscriptenFs;
-    const write = fs.write;
-    fs.write = function (stream, ...rest) {
-      if (String(stream.path).includes('/pg_wal/')) {
-        fs.write = write;
-        throw new fs.ErrnoError(EIO);
-      }
-      return write.call(this, stream, ...rest);
-    };
+  async injectWalWriteFailure(): Promise<void> {
+    this.generation();
+    await this.#call({ op: 'injectWalWriteFailure' });
   }
 
-  /** A Kysely dialect whose every statement runs on the supervised instance. */
-  dialect(): Dialect {
-    return {
-      createAdapter: () => new PostgresAdapter(),
-      createDriver: () => new SupervisedDriver(this),
-      createQueryCompiler: () => new PostgresQueryCompiler(),
-      // biome-ignore lint/suspicious/noExplicitAny: Kysely's dialect interface is untyped in the schema
-      createIntrospector: (db: Kysely<any>) => new PostgresIntrospector(db),
-    };
+  /** Fault injection (tests only): the worker thread crashes, as it would out of memory. */
+  injectWorkerCrash(): void {
+    this.#worker?.postMessage({ id: 0, op: 'crash' } satisfies WorkerRequest);
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= this.#shutDown();
+    return this.#closing;
+  }
+
+  async #shutDown(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#restart);
+    await this.#standby?.terminate();
+    this.#standby = undefined;
+    const worker = this.#worker;
+    if (worker === undefined) return;
+    try {
+      // Queued behind the statements sent before it; closing the instance checkpoints it.
+      await this.#call({ op: 'close' });
+    } catch (error) {
+      // An instance that died meanwhile has nothing left to close.
+      if (!(error instanceof DatabaseUnavailableError)) throw error;
+    } finally {
+      this.#worker = undefined;
+      this.#live = undefined;
+      await worker.terminate();
+      this.#failPending(new DatabaseUnavailableError('the embedded database is closed'));
+    }
+  }
+
+  #bound(generation: number): void {
+    if (this.#closed) throw new DatabaseUnavailableError('the embedded database is closed');
+    if (generation !== this.#live) throw new DatabaseUnavailableError('the embedded database died during this request');
+  }
+
+  #call(request: DistributiveOmit<WorkerRequest, 'id'>): Promise<QueryReply | undefined> {
+    const worker = this.#worker;
+    if (worker === undefined)
+      return Promise.reject(new DatabaseUnavailableError('the embedded database is not running'));
+    const id = this.#nextId++;
+    return new Promise((resolve, reject) => {
+      // Throws (before anything is sent) for a parameter that cannot be cloned.
+      worker.postMessage({ ...request, id });
+      this.#pending.set(id, { resolve, reject });
+      this.#holdProcess();
+    });
+  }
+
+  /** The worker keeps the process alive only while someone waits for it: a store left open does not. */
+  #holdProcess(): void {
+    if (this.#pending.size > 0 || this.#first !== undefined) this.#worker?.ref();
+    else this.#worker?.unref();
+  }
+
+  /** Opens the next instance, in the standby worker if there is one. */
+  #open(): void {
+    const worker = this.#standby ?? this.#startWorker();
+    this.#standby = undefined;
+    this.#worker = worker;
+    worker.postMessage({ id: 0, op: 'open', generation: this.#nextGeneration++ } satisfies WorkerRequest);
+    this.#holdProcess();
+  }
+
+  #prepareStandby(): void {
+    if (this.dataDir === undefined || this.#closed || this.#standby !== undefined) return;
+    this.#standby = this.#startWorker();
+    this.#standby.unref();
+  }
+
+  #startWorker(): Worker {
+    const worker = startWorker({ dataDir: this.dataDir });
+    let failure: unknown;
+    worker.on('message', (event: WorkerEvent) => {
+      if (worker !== this.#worker) return;
+      if (event.type === 'failed') {
+        failure = reviveError(event.error);
+        void worker.terminate();
+      } else this.#onEvent(event);
+    });
+    worker.on('error', (error) => {
+      failure = error;
+    });
+    worker.on('exit', (code) => {
+      if (worker === this.#standby) this.#standby = undefined;
+      if (worker === this.#worker) this.#exited(failure ?? new Error(`the PGlite worker exited with code ${code}`));
+    });
+    return worker;
+  }
+
+  #onEvent(event: Exclude<WorkerEvent, { type: 'failed' }>): void {
+    switch (event.type) {
+      case 'reply': {
+        const pending = this.#pending.get(event.id);
+        if (pending === undefined) return;
+        this.#pending.delete(event.id);
+        this.#holdProcess();
+        if (event.ok) pending.resolve(event.value);
+        else if (event.unavailable === undefined) pending.reject(reviveError(event.error));
+        else pending.reject(new DatabaseUnavailableError(event.unavailable, { cause: reviveError(event.error) }));
+        return;
+      }
+      case 'notification': {
+        try {
+          this.#listeners.get(event.listenId)?.onPayload(event.payload);
+        } catch {
+          // A failing listener must not stop the others.
+        }
+        return;
+      }
+      case 'opened':
+        this.#opened(event.generation);
+        return;
+      case 'died':
+        this.#died(reviveError(event.error));
+        return;
+    }
+  }
+
+  #opened(generation: number): void {
+    this.#live = generation;
+    this.#prepareStandby();
+    if (this.#first !== undefined) {
+      this.#first.resolve();
+      this.#first = undefined;
+      this.#holdProcess();
+      return;
+    }
+    this.log(`the embedded database is open again after ${Date.now() - this.#diedAt} ms (attempt ${this.#attempts})`);
+    this.#attempts = 0;
+    this.#tell(generation);
+  }
+
+  /** The live instance died (its worker said so, or the worker thread ended): its worker is ended. */
+  #died(cause: unknown): void {
+    const generation = this.#live;
+    if (generation === undefined) return;
+    this.#live = undefined;
+    this.#deaths++;
+    this.#diedAt = Date.now();
+    for (const [id, listener] of this.#listeners) if (listener.generation === generation) this.#listeners.delete(id);
+    this.log('the embedded database died', cause);
+    this.#retire(new DatabaseUnavailableError('the embedded database died', { cause }));
+    this.#tell(undefined);
+  }
+
+  /** The worker thread ended without being asked to: whatever it ran is gone. */
+  #exited(cause: unknown): void {
+    if (this.#first !== undefined) {
+      this.#retire(cause);
+      this.#first.reject(cause);
+      this.#first = undefined;
+    } else if (this.#live !== undefined) {
+      this.#died(cause);
+    } else {
+      this.log(`reopening the embedded database failed (attempt ${this.#attempts})`, cause);
+      this.#retire(new DatabaseUnavailableError('the embedded database worker stopped', { cause }));
+    }
+  }
+
+  /**
+   * Ends the current worker (it may be stuck in a dead instance: ending the thread stops it), fails what it
+   * was asked, and starts the next one: at once after a death, then backing off while attempts fail.
+   */
+  #retire(error: unknown): void {
+    const worker = this.#worker;
+    this.#worker = undefined;
+    this.#failPending(error);
+    // Node closes the files a worker opened when it ends: the dead instance's data files are not left open.
+    void worker?.terminate();
+    if (this.#closed || this.#first !== undefined || this.dataDir === undefined) return;
+    const delay =
+      this.#attempts === 0 ? 0 : Math.min(this.retryDelayMs * 2 ** (this.#attempts - 1), MAX_RETRY_DELAY_MS);
+    this.#attempts++;
+    this.#restart = setTimeout(() => this.#open(), delay).unref();
+  }
+
+  #failPending(error: unknown): void {
+    for (const pending of this.#pending.values()) pending.reject(error);
+    this.#pending.clear();
+  }
+
+  #tell(generation: number | undefined): void {
+    for (const watcher of this.#watchers) {
+      try {
+        watcher(generation);
+      } catch {
+        // A failing watcher must not stop the supervisor (nor the others).
+      }
+    }
   }
 }
+
+const MAX_RETRY_DELAY_MS = 5_000;
 
 export type SupervisorLog = (message: string, error?: unknown) => void;
 
 export interface SupervisorSettings {
   log?: SupervisorLog;
-  /** Wait after the first failed attempt to reopen; it doubles with each failure, up to 5 s. */
+  /** Wait after the first failed attempt to open again; it doubles with each failure, up to 5 s. */
   retryDelayMs?: number;
 }
 
-const MAX_RETRY_DELAY_MS = 5_000;
-
-/** Emscripten's errno for EIO. */
-const EIO = 29;
-
-interface EmscriptenFs {
-  write(this: unknown, stream: { path?: string }, ...rest: unknown[]): number;
-  ErrnoError: new (errno: number) => Error;
-}
-
-/** An error after which the instance cannot be used: PostgreSQL exited or WebAssembly trapped. */
-function isFatal(error: unknown): boolean {
-  if (error instanceof WebAssembly.RuntimeError) return true;
-  const e = error as { name?: unknown; severity?: unknown; message?: unknown } | null;
-  if (e === null || typeof e !== 'object') return false;
-  if (e.name === 'ExitStatus') return true;
-  if (e.severity === 'PANIC' || e.severity === 'FATAL') return true;
-  return e.message === 'PGlite is closed' || e.message === 'PGlite is closing';
-}
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 /**
- * One session, as PGlite has: connections are handed out one at a time (a transaction's statements
- * must not interleave with others). A connection binds to the instance live at its first statement
- * and keeps it: if that instance dies, the rest of its transaction fails instead of running on a
- * new instance outside the transaction (a `commit` there would "succeed" having committed nothing).
+ * The worker runs `pglite-worker.js` beside this file: in dist/, tsc's output. From the TypeScript source
+ * (vitest, tsx) Node cannot load the `.ts` file itself, and Node 20 does not apply a `--import` loader given
+ * in a worker's execArgv, so the worker starts from a line that imports the source through tsx's API.
  */
-class SupervisedDriver extends PostgresDriver {
-  readonly #queue: Array<(connection: SupervisedConnection) => void> = [];
-  #current: SupervisedConnection | undefined;
-
-  constructor(private readonly supervisor: PGliteSupervisor) {
-    super({ pool: undefined as never });
-  }
-
-  override async init(): Promise<void> {}
-
-  override async acquireConnection(): Promise<DatabaseConnection> {
-    if (this.#current !== undefined) return new Promise((resolve) => this.#queue.push(resolve));
-    this.#current = new SupervisedConnection(this.supervisor);
-    return this.#current;
-  }
-
-  override async releaseConnection(connection: DatabaseConnection): Promise<void> {
-    if (connection !== this.#current) throw new Error('releasing a connection that is not the current one');
-    const next = this.#queue.shift();
-    if (next === undefined) {
-      this.#current = undefined;
-      return;
-    }
-    this.#current = new SupervisedConnection(this.supervisor);
-    next(this.#current);
-  }
-
-  override async destroy(): Promise<void> {
-    await this.supervisor.close();
-  }
+function startWorker(settings: WorkerSettings): Worker {
+  const options = { workerData: settings };
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./pglite-worker.js', import.meta.url), options);
+  const source = new URL('./pglite-worker.ts', import.meta.url).href;
+  const bootstrap = `import(${JSON.stringify(tsxEsmApi())}).then((tsx) => tsx.tsImport(${JSON.stringify(source)}, ${JSON.stringify(source)}))`;
+  return new Worker(bootstrap, { ...options, eval: true });
 }
 
-class SupervisedConnection implements DatabaseConnection {
-  #lite: PGlite | undefined;
-
-  constructor(private readonly supervisor: PGliteSupervisor) {}
-
-  async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
-    await yieldWhenTurnSpent();
-    this.#lite ??= this.supervisor.instance();
-    const result = await this.supervisor.use(this.#lite, (lite) =>
-      lite.query<R>(compiledQuery.sql, [...compiledQuery.parameters]),
-    );
-    return result.affectedRows
-      ? { numAffectedRows: BigInt(result.affectedRows), rows: result.rows }
-      : { rows: result.rows };
-  }
-
-  async *streamQuery<R>(compiledQuery: CompiledQuery, chunkSize = 100): AsyncIterableIterator<QueryResult<R>> {
-    const { rows } = await this.executeQuery<R>(compiledQuery);
-    for (let i = 0; i < rows.length; i += chunkSize) yield { rows: rows.slice(i, i + chunkSize) };
-  }
+/** tsx's ESM API (its CommonJS one resolves a wrong path inside a worker). */
+function tsxEsmApi(): string {
+  const manifest = createRequire(import.meta.url).resolve('tsx/package.json');
+  const { exports } = JSON.parse(readFileSync(manifest, 'utf8')) as {
+    exports: Record<string, { import?: { default?: string } }>;
+  };
+  const entry = exports['./esm/api']?.import?.default;
+  if (entry === undefined) throw new Error('tsx has no ESM API entry');
+  return pathToFileURL(join(dirname(manifest), entry)).href;
 }

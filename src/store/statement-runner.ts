@@ -1,5 +1,6 @@
-import type { CompiledQuery, Kysely } from 'kysely';
+import type { CompiledQuery } from 'kysely';
 import pg from 'pg';
+import type { ConnectionSource } from './fair-pool.js';
 
 /**
  * Runs one statement that a caller may stop. The promise settles only once the statement has
@@ -12,7 +13,7 @@ export type StatementRunner = <R>(query: CompiledQuery<R>, signal: AbortSignal) 
  * CancelRequest for that backend (node-postgres opens a separate socket for it, so a full pool
  * cannot hold the cancel back), and the statement ends with an error once the server has stopped it.
  */
-export function postgresRunner(pool: pg.Pool): StatementRunner {
+export function postgresRunner(pool: ConnectionSource): StatementRunner {
   return async <R>(query: CompiledQuery<R>, signal: AbortSignal): Promise<R[]> => {
     signal.throwIfAborted();
     const client = await pool.connect();
@@ -40,19 +41,5 @@ export function postgresRunner(pool: pg.Pool): StatementRunner {
     } finally {
       client.release(broken);
     }
-  };
-}
-
-/**
- * PGlite runs a statement on this very thread: it cannot be interrupted once started, so the
- * signal is honoured before it starts, and statements are kept short instead (bounded size,
- * no user regex, a row limit).
- */
-// biome-ignore lint/suspicious/noExplicitAny: runs compiled statements of any schema
-export function pgliteRunner(db: Kysely<any>): StatementRunner {
-  return async <R>(query: CompiledQuery<R>, signal: AbortSignal): Promise<R[]> => {
-    signal.throwIfAborted();
-    const result = await db.executeQuery(query);
-    return result.rows;
   };
 }

@@ -100,7 +100,18 @@ describe('a burst larger than STREAM_BATCH_SIZE (500)', () => {
     const s = await open({ logGroups: group, tail: true });
     await untilTailing();
     const all = burst('t');
-    await ingest(group, all); // one statement: read by one poll
+    // One statement, so one poll reads all 1,200 (the ingest route commits in chunks of about DB_SLICE_MS).
+    await insertLocalEvents(
+      t.store.db,
+      all.map((message) => ({
+        cloudAccountId: 'acc-a',
+        region: REGION,
+        logGroup: group,
+        logStream: 's/1',
+        timestamp: Date.now(),
+        message,
+      })),
+    );
     expect(texts(await s.events(1_200))).toEqual(all);
     const messages = s.messages();
     expect(messages.map((m) => m.data.events.length)).toEqual([500, 500, 200]);

@@ -41,3 +41,21 @@ export type IngestBody = Static<typeof IngestBody>;
 export type IngestTarget = Omit<IngestBody, 'events'>;
 
 export const IngestResultSchema = Type.Object({ accepted: Type.Integer() }, { additionalProperties: false });
+
+/** `Idempotency-Key`: 1–255 printable ASCII characters (space allowed inside, not at either end). */
+export const IDEMPOTENCY_KEY_PATTERN = '^[\\x21-\\x7e]([\\x20-\\x7e]*[\\x21-\\x7e])?$';
+
+export const IngestHeaders = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 255,
+      pattern: IDEMPOTENCY_KEY_PATTERN,
+      description:
+        '1–255 printable ASCII characters. A retry with the same key and the same request (account, target and ' +
+        'events) within INGEST_IDEMPOTENCY_TTL_MS (default 24 h) answers the first answer again and stores nothing; ' +
+        'the same key with another request is 422, and while the first request with the key is still storing, 409. ' +
+        'Keys are per organization (of the target account).',
+    }),
+  ),
+});

@@ -1,8 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller } from '../../core/caller.js';
-import { appError } from '../../core/errors.js';
+import { AppError, appError } from '../../core/errors.js';
 import type { AuthenticationService } from '../../services/authenticate.js';
 import type { CacheInvalidation } from '../../services/caches/invalidation.js';
+import type { FailedAuthGuard } from './failed-auth.js';
+import { isIdentityProviderRoute, retryAfterSeconds, type ThrottleStats } from './rate-limit.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -12,17 +14,39 @@ declare module 'fastify' {
 
 const BEARER = /^Bearer[ \t]+([\x21-\x7e]{1,1024})[ \t]*$/i;
 
-/** onRequest hook for the authenticated scope: resolves the bearer token or answers 401. */
-export function authHook(authentication: Pick<AuthenticationService, 'authenticate'>) {
+export interface AuthHookOptions {
+  /** Blocks client addresses after too many failed authentications (absent: FAILED_AUTH_MAX is 0). */
+  failedAuth?: FailedAuthGuard;
+  stats?: ThrottleStats;
+}
+
+/**
+ * onRequest hook for the authenticated scope: resolves the bearer token or answers 401. A client address with
+ * too many failed authentications is answered 429 before any lookup, unless its token is known valid.
+ */
+export function authHook(
+  authentication: Pick<AuthenticationService, 'authenticate'>,
+  { failedAuth, stats }: AuthHookOptions = {},
+) {
   return async function requireCaller(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
-    // Node keeps only the first Authorization header; a proxy in front may have honoured another.
-    if (countHeader(request.raw.rawHeaders, 'authorization') > 1) throw appError('auth:token:invalid');
-    const header = request.headers.authorization;
-    if (header === undefined || header.trim() === '') throw appError('auth:token:missing');
-    const match = BEARER.exec(header);
-    if (!match?.[1]) throw appError('auth:token:invalid');
-    const caller = await authentication.authenticate(match[1]);
-    if (caller === null) throw appError('auth:token:invalid');
+    const token = bearerToken(request);
+    if (failedAuth !== undefined) {
+      const blockedMs = failedAuth.blockedFor(request.ip);
+      if (blockedMs > 0 && (token instanceof AppError || !failedAuth.isKnownValid(token))) {
+        stats?.count('failed-auth');
+        throw tooManyFailures(request, blockedMs);
+      }
+    }
+    if (token instanceof AppError) {
+      failedAuth?.failed(request.ip);
+      throw token;
+    }
+    const caller = await authentication.authenticate(token);
+    if (caller === null) {
+      failedAuth?.failed(request.ip, token);
+      throw appError('auth:token:invalid');
+    }
+    failedAuth?.succeeded(token);
     request.caller = caller;
     const bindings = { principalId: caller.principalId, keyId: caller.keyId };
     // The request's logger is the request's own child already: adding to it costs a fraction of another child.
@@ -30,6 +54,28 @@ export function authHook(authentication: Pick<AuthenticationService, 'authentica
     if (log !== request.server.log && typeof log.setBindings === 'function') log.setBindings(bindings);
     else request.log = request.log.child(bindings);
   };
+}
+
+/** The bearer token of the request, or the 401 its Authorization header earns. */
+function bearerToken(request: FastifyRequest): string | AppError {
+  // Node keeps only the first Authorization header; a proxy in front may have honoured another.
+  if (countHeader(request.raw.rawHeaders, 'authorization') > 1) return appError('auth:token:invalid');
+  const header = request.headers.authorization;
+  if (header === undefined || header.trim() === '') return appError('auth:token:missing');
+  const match = BEARER.exec(header);
+  if (!match?.[1]) return appError('auth:token:invalid');
+  return match[1];
+}
+
+/**
+ * A blocked address: 429 with Retry-After, except on the identity-provider route, whose spec statuses exclude
+ * 429: there it is the 401 a failed authentication would have earned (with the same Retry-After).
+ */
+function tooManyFailures(request: FastifyRequest, blockedMs: number): AppError {
+  const description = 'Too many failed authentications from this address. Retry later.';
+  const headers = { 'retry-after': retryAfterSeconds(blockedMs) };
+  if (isIdentityProviderRoute(request)) return appError('auth:token:invalid', { description, headers });
+  return appError('http:request:rate-limited', { description, headers });
 }
 
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);

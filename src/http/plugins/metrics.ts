@@ -1,11 +1,31 @@
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { HeavyWork } from '../../services/heavy-work.js';
+import type { ThrottleStats } from './rate-limit.js';
 import type { LogStreamService } from '../../services/log-stream/service.js';
 
 /** Prometheus metrics at GET /metrics: requests by each route's operationId, and the log streams. */
-export function installMetrics(app: FastifyInstance, streams?: LogStreamService): void {
+export function installMetrics(
+  app: FastifyInstance,
+  streams?: LogStreamService,
+  heavy?: HeavyWork,
+  throttled?: ThrottleStats,
+): void {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  if (throttled !== undefined) {
+    new Counter({
+      name: 'berth_rate_limited_total',
+      help: 'Requests refused by the request guards, by reason (principal, failed-auth, pressure) and organization',
+      labelNames: ['organization', 'reason'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const { organization, reason, count } of throttled.entries()) this.inc({ organization, reason }, count);
+      },
+    });
+  }
+  if (heavy !== undefined) installHeavyWorkMetrics(registry, heavy, streams);
   if (streams !== undefined) {
     new Gauge({
       name: 'berth_log_streams_active',
@@ -60,4 +80,66 @@ export function installMetrics(app: FastifyInstance, streams?: LogStreamService)
     { schema: { operationId: 'metrics', tags: ['operations'], security: [], hide: false } },
     async (_req, reply) => reply.type(registry.contentType).send(await registry.metrics()),
   );
+}
+
+/** The fair budget of heavy work: running and waiting now, and per organization what waited or was refused. */
+function installHeavyWorkMetrics(registry: Registry, heavy: HeavyWork, streams: LogStreamService | undefined): void {
+  new Gauge({
+    name: 'berth_heavy_work_running',
+    help: 'Heavy work (log queries, history batches, ingest) running now',
+    registers: [registry],
+    collect() {
+      this.set(heavy.running);
+    },
+  });
+  new Gauge({
+    name: 'berth_heavy_work_waiting',
+    help: 'Heavy work waiting for its turn now',
+    registers: [registry],
+    collect() {
+      this.set(heavy.waiting);
+    },
+  });
+  const perOrganization = (
+    name: string,
+    help: string,
+    read: (s: { queued: number; throttled: number; waitSeconds: number }) => number,
+  ) =>
+    new Counter({
+      name,
+      help,
+      labelNames: ['organization'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [organization, stats] of heavy.stats()) this.inc({ organization }, read(stats));
+      },
+    });
+  perOrganization(
+    'berth_heavy_work_queued_total',
+    'Heavy work that waited for its turn, by organization',
+    (s) => s.queued,
+  );
+  perOrganization(
+    'berth_heavy_work_throttled_total',
+    'Heavy work refused with 429 after waiting HEAVY_QUEUE_MS, by organization',
+    (s) => s.throttled,
+  );
+  perOrganization(
+    'berth_heavy_work_wait_seconds_total',
+    'Time heavy work waited for its turn, by organization',
+    (s) => s.waitSeconds,
+  );
+  if (streams !== undefined) {
+    new Counter({
+      name: 'berth_log_streams_refused_total',
+      help: 'Log streams refused with 429 before they started (a stream share was full), by organization',
+      labelNames: ['organization'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [organization, n] of streams.refused) this.inc({ organization }, n);
+      },
+    });
+  }
 }

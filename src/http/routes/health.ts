@@ -13,7 +13,9 @@ export const READY_PING_TIMEOUT_MS = 2_000;
 export const healthRoutes: FastifyPluginAsyncTypebox<{
   health: HealthService;
   isAcceptingTraffic: () => boolean;
-}> = async (app, { health, isAcceptingTraffic }) => {
+  /** True while requests are shed for event-loop lag (plugins/pressure.ts): the replica is not ready then. */
+  isUnderPressure?: () => boolean;
+}> = async (app, { health, isAcceptingTraffic, isUnderPressure = () => false }) => {
   app.get(
     '/healthz',
     { schema: { operationId: 'healthz', tags: ['operations'], security: [], response: { 200: Status } } },
@@ -33,6 +35,12 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{
     async () => {
       if (!isAcceptingTraffic())
         throw appError('internal:server:unavailable', { description: 'shutting down', internal: false });
+      if (isUnderPressure())
+        throw appError('internal:server:unavailable', {
+          description: 'overloaded',
+          internal: false,
+          headers: { 'retry-after': '1' },
+        });
       try {
         await health.ready(READY_PING_TIMEOUT_MS);
       } catch (error) {

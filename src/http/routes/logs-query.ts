@@ -1,3 +1,4 @@
+import { logQueryJson } from '../json-in-turns.js';
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { callerOf } from '../plugins/auth.js';
@@ -51,7 +52,7 @@ const LogRowSchema = Type.Object(
   { additionalProperties: false },
 );
 
-const LogQueryResponse = Type.Object(
+export const LogQueryResponse = Type.Object(
   {
     rows: Type.Array(LogRowSchema),
     resultCount: Type.Integer(),
@@ -83,7 +84,10 @@ export const logQueryRoutes: FastifyPluginAsyncTypebox<{ logs: LogQueryService }
       };
       reply.raw.once('close', onClose);
       try {
-        return await logs.query(callerOf(request), request.body, { signal: gone.signal, log: request.log });
+        const result = await logs.query(callerOf(request), request.body, { signal: gone.signal, log: request.log });
+        // Fastify sends a string as it is (its response schema serializes objects only).
+        const json: unknown = await logQueryJson(result);
+        return reply.type('application/json; charset=utf-8').send(json as typeof result);
       } finally {
         reply.raw.off('close', onClose);
       }

@@ -2,22 +2,38 @@ import type { CompiledQuery } from 'kysely';
 import { sqlCapabilities, type FilterNode, type SqlBounds } from '../../core/filter-tree/index.js';
 import { byAccountAndRegion, type LogTarget } from '../../core/log-query/types.js';
 import type { Db } from '../../store/db.js';
-import { logQueryStatement, queryLogEvents, type LogQueryEventRow } from '../../store/repositories/log-query-events.js';
+import {
+  logQueryStatement,
+  queryLogEventsSliced,
+  type LogQueryEventRow,
+} from '../../store/repositories/log-query-events.js';
+import type { SliceSizing } from '../../store/slices.js';
 import type { StatementRunner } from '../../store/statement-runner.js';
 import type { FetchRequest, FetchResult, LogBackend } from '../log-backend.js';
 
 /** Sources of one account and region go in one statement: a lateral index scan per log group. */
 const MAX_TARGETS_PER_UNIT = 100;
 
-/** Log events of `local` accounts, stored in Berth's own database; the filter is pushed down within `bounds`. */
+/** DB_SLICE_MS's default, for a backend built without one. */
+const DEFAULT_SLICE_MS = 50;
+
+/**
+ * Log events of `local` accounts, stored in Berth's own database; the filter is pushed down within `bounds`.
+ * A unit is read in slices of about `sizing.sliceMs` each (DB_SLICE_MS), so no statement of a heavy query
+ * holds the database long.
+ */
 export class LocalLogBackend implements LogBackend {
   readonly capabilities = sqlCapabilities;
+  private readonly sizing: SliceSizing;
 
   constructor(
     private readonly db: Db,
     private readonly run: StatementRunner,
     private readonly bounds: SqlBounds,
-  ) {}
+    sizing: Partial<SliceSizing> = {},
+  ) {
+    this.sizing = { ...sizing, sliceMs: sizing.sliceMs ?? DEFAULT_SLICE_MS };
+  }
 
   units(targets: LogTarget[]): LogTarget[][] {
     const units: LogTarget[][] = [];
@@ -27,14 +43,17 @@ export class LocalLogBackend implements LogBackend {
     return units;
   }
 
-  /** The statement `fetch` runs for one unit (benchmarks run it on its own). */
+  /**
+   * One statement returning what `fetch` returns for one unit (benchmarks run it on its own, and compare
+   * Berth's page with its rows); `fetch` reads the same rows in slices.
+   */
   statement(request: Omit<FetchRequest, 'signal'>): CompiledQuery<LogQueryEventRow> {
     return logQueryStatement(this.db, request, this.bounds);
   }
 
   async fetch(request: FetchRequest): Promise<FetchResult> {
     if (request.targets.length === 0 || isFalse(request.filter)) return { rows: [], exhausted: true };
-    const rows = await queryLogEvents(this.db, this.run, request, this.bounds);
+    const rows = await queryLogEventsSliced(this.db, this.run, request, this.bounds, this.sizing);
     return { rows, exhausted: rows.length < request.limit };
   }
 }

@@ -1,13 +1,14 @@
 import type { Db } from '../../store/db.js';
 import {
   currentSnapshot,
-  readHistoryBatch,
+  readHistorySliced,
   readPendingRows,
   type Snapshot,
   type StreamEventRow,
   type StreamScope,
   type TailEventRow,
 } from '../../store/repositories/log-stream-events.js';
+import { SHORT_COLUMNS_FIRST_SLICE, SliceSizer, type SliceSizing } from '../../store/slices.js';
 import type { HistoryCursor, StreamEvent, StreamQuery, StreamSource } from '../log-stream-source.js';
 
 /**
@@ -71,6 +72,8 @@ export interface LocalCursor {
 type Key = [xid: string, seq: number];
 
 const READ_LIMIT = 10_000;
+/** DB_SLICE_MS's default, for a source built without one. */
+const DEFAULT_SLICE_MS = 50;
 /**
  * JSON bytes of a compact cursor at most: a history id holds it next to an event id (≤ 128 characters), and
  * the whole SSE id (base64url of the JSON) stays under the 4,096 characters `decodeEventId` accepts.
@@ -159,14 +162,23 @@ const scopeOf = (q: StreamQuery): StreamScope => ({
   streams: q.streams,
 });
 
+export interface LocalStreamSourceOptions {
+  /** Rows one tail read returns at most. */
+  readLimit?: number;
+  /** How history batches are cut into slices (`sliceMs`: DB_SLICE_MS). */
+  slices?: Partial<SliceSizing>;
+}
+
 export class LocalStreamSource implements StreamSource<LocalCursor> {
   private readonly readLimit: number;
+  private readonly slices: SliceSizing;
 
   constructor(
     private readonly db: Db,
-    options: { readLimit?: number } = {},
+    options: LocalStreamSourceOptions = {},
   ) {
     this.readLimit = Math.max(1, options.readLimit ?? READ_LIMIT);
+    this.slices = { ...options.slices, sliceMs: options.slices?.sliceMs ?? DEFAULT_SLICE_MS };
   }
 
   async tailStart(_query?: StreamQuery, _signal?: AbortSignal): Promise<LocalCursor> {
@@ -183,18 +195,27 @@ export class LocalStreamSource implements StreamSource<LocalCursor> {
     signal: AbortSignal,
   ): AsyncGenerator<StreamEvent[]> {
     const scope = scopeOf(q);
+    // One sizer for the whole history: what it learns of one batch's slices sizes the next batch's. Its rows are
+    // tested on streams and transaction ids only (the filter pattern runs here, on the rows read).
+    const sizer = new SliceSizer({ initialRows: SHORT_COLUMNS_FIRST_SLICE, ...this.slices });
     let cursor = after;
     for (;;) {
       if (signal.aborted) return;
       // History is what was there when the stream began: no row pending for the switch point (the ceiling).
       // Ordered by (timestamp, event_id), compared by the database alone, so the cursor resumes exactly.
-      const rows = await readHistoryBatch(this.db, {
-        scope,
-        window,
-        after: cursor,
-        ceiling: switchPoint,
-        limit: batchSize,
-      });
+      // Read in slices of DB_SLICE_MS: a stop between two of them ends the history here.
+      let rows: StreamEventRow[];
+      try {
+        rows = await readHistorySliced(
+          this.db,
+          { scope, window, after: cursor, ceiling: switchPoint, limit: batchSize },
+          sizer,
+          signal,
+        );
+      } catch (error) {
+        if (signal.aborted) return;
+        throw error;
+      }
       if (rows.length === 0) return;
       const last = rows[rows.length - 1]!;
       cursor = { ts: last.timestamp, id: last.event_id };

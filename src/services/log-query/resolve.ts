@@ -6,6 +6,7 @@ import { findCloudAccount } from '../../store/repositories/cloud-accounts.js';
 import { listLogSourcesOfInstances } from '../../store/repositories/log-sources.js';
 import { moduleInstanceIdsOfEnvironment } from '../../store/repositories/module-instances.js';
 import { storeTenancy, type Tenancy } from '../../store/tenancy.js';
+import type { LogSourceCatalog } from '../caches/cached-log-sources.js';
 
 export interface SourceSelection {
   environmentId?: string;
@@ -59,6 +60,7 @@ export async function resolveInstanceTargets(
   caller: Caller,
   s: SourceSelection,
   tenancy: Tenancy = storeTenancy(db),
+  logSources: LogSourceCatalog = (ids, kind) => listLogSourcesOfInstances(db, ids, kind),
 ): Promise<LogTarget[]> {
   let instanceIds: string[] = [];
   let envIds: Set<string> | undefined;
@@ -102,7 +104,7 @@ export async function resolveInstanceTargets(
     }
   }
 
-  const sources = await listLogSourcesOfInstances(db, allInstanceIds, 'ui.logs');
+  const sources = await logSources(allInstanceIds, 'ui.logs');
   const targets: LogTarget[] = [];
   const named = new Set(keys.map((k) => `${k.moduleInstanceId}${KEY_SEPARATOR}${k.logSourceId}`));
   for (const k of keys) {

@@ -1,11 +1,15 @@
+import type { LogSourceCatalog } from '../caches/cached-log-sources.js';
 import type { Caller } from '../../core/caller.js';
 import type { ProviderKind } from '../../core/enums.js';
 import { DeadlineError, linkSignals } from '../../core/abort.js';
-import { concurrencyLimit, runLimited, type ConcurrencyLimit } from '../../core/concurrency.js';
+import { concurrencyLimit, runLimited } from '../../core/concurrency.js';
+import { FairQueue } from '../../core/fair-queue.js';
 import { appError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import type { LogBackend } from '../../providers/log-backend.js';
 import type { Db } from '../../store/db.js';
+import type { HeavyWork } from '../heavy-work.js';
+import { cpuTurn } from '../cpu-turns.js';
 import { isDatabaseUnavailable } from '../../core/database-unavailable.js';
 import { matches, parseFilter, planFilter, TRUE, type FilterNode } from '../../core/filter-tree/index.js';
 import type { Tenancy } from '../../store/tenancy.js';
@@ -33,6 +37,10 @@ export interface LogQueryOptions {
   concurrency: number;
   /** How long in-process filtering may hold the event loop before it yields. */
   sliceMs?: number;
+  /** The process's budget of heavy work; a query is one piece of it. Omitted: no budget (tests of the pure parts). */
+  heavy?: HeavyWork;
+  /** Where the instances' log sources are read (the in-process cache); omitted: the database each time. */
+  logSources?: LogSourceCatalog;
 }
 
 export interface LogQueryContext {
@@ -42,6 +50,8 @@ export interface LogQueryContext {
 }
 
 const DEFAULT_SLICE_MS = 10;
+/** Pages this small are filtered at once, without waiting for a CPU turn. */
+const IN_PROCESS_ROWS_WITHOUT_TURNS = 256;
 
 export type BackendFor = (provider: ProviderKind) => LogBackend;
 
@@ -54,7 +64,8 @@ interface Unit {
 
 /** The log query (spec endpoint 2): resolve sources, query them concurrently, merge newest first, cut a page. */
 export class LogQueryService {
-  private readonly gate: ConcurrencyLimit;
+  /** Sources queried at once across all requests of this process, handed out round-robin by organization. */
+  private readonly gate: FairQueue;
   /** One per query in flight; shutdown aborts them all. */
   private readonly running = new Set<AbortController>();
   private closed = false;
@@ -66,7 +77,7 @@ export class LogQueryService {
     private readonly options: LogQueryOptions,
   ) {
     // Bounds sources queried at once across all requests of this process.
-    this.gate = concurrencyLimit(Math.max(1, options.concurrency) * 4);
+    this.gate = new FairQueue({ max: Math.max(1, options.concurrency) * 4 });
   }
 
   async query(caller: Caller, req: LogQueryRequest, context: LogQueryContext = {}): Promise<LogQueryResult> {
@@ -78,7 +89,7 @@ export class LogQueryService {
     const targets =
       req.deploymentResourceId !== undefined
         ? await resolveDeploymentResourceTargets(this.db, caller, req.deploymentResourceId, this.tenancy)
-        : await resolveInstanceTargets(this.db, caller, req, this.tenancy);
+        : await resolveInstanceTargets(this.db, caller, req, this.tenancy, this.options.logSources);
 
     const unsupported = new Set<string>();
     const units: Unit[] = [];
@@ -101,7 +112,12 @@ export class LogQueryService {
     const request = linkSignals([own.signal, context.signal], this.options.deadlineMs, 'the log query');
     this.running.add(own);
     try {
-      return await this.run(units, window, limit, unsupported, request.signal, log);
+      // Counted in the share of the organization whose logs are read (a caller in several reads its first one's).
+      const organizationId = targets[0]?.account.organizationId ?? caller.principalId;
+      const run = () => this.run(units, window, limit, unsupported, request.signal, log, organizationId);
+      const heavy = this.options.heavy;
+      if (heavy === undefined || targets.length === 0) return await run();
+      return await heavy.run({ organizationId, principalId: caller.principalId }, { signal: request.signal }, run);
     } finally {
       this.running.delete(own);
       request.dispose();
@@ -115,6 +131,7 @@ export class LogQueryService {
     unsupported: Set<string>,
     request: AbortSignal,
     log: Logger | undefined,
+    organizationId: string,
   ): Promise<LogQueryResult> {
     const missed = new Set<string>();
     let outage: unknown;
@@ -127,7 +144,7 @@ export class LogQueryService {
         const { signal } = unitSignal;
         // The slots are held until the unit's work has really stopped; the answer need not wait for that.
         const work = runLimited(local, signal, () =>
-          runLimited(this.gate, signal, async () => {
+          this.gate.run({ group: organizationId }, { signal }, async () => {
             const timer = setTimeout(
               () => timeout.abort(new DeadlineError('the log source did not answer in time')),
               this.options.sourceTimeoutMs,
@@ -210,25 +227,32 @@ export class LogQueryService {
     }
     const kept: (LogRow & { eventId: string })[] = [];
     const sliceMs = this.options.sliceMs ?? DEFAULT_SLICE_MS;
-    let sliceStart = performance.now();
-    for (const row of rows) {
-      // A user regex runs here, with RE2: yield to the event loop between slices, and stop when told.
-      if (performance.now() - sliceStart >= sliceMs) {
-        await new Promise((resolve) => setImmediate(resolve));
-        signal.throwIfAborted();
-        sliceStart = performance.now();
+    // A user regex runs here, with RE2: a large page is filtered in CPU turns of `sliceMs` shared by the whole
+    // process round-robin by tenant, each on a fresh turn of the event loop; it stops when told.
+    let release = rows.length > IN_PROCESS_ROWS_WITHOUT_TURNS ? await cpuTurn(signal) : undefined;
+    try {
+      let sliceStart = performance.now();
+      for (const row of rows) {
+        if (release !== undefined && performance.now() - sliceStart >= sliceMs) {
+          release();
+          release = undefined;
+          release = await cpuTurn(signal);
+          sliceStart = performance.now();
+        }
+        if (!matches(unit.effective, row)) continue;
+        const target = attribute(unit.targets, row);
+        kept.push({
+          timestamp: row.timestamp,
+          level: row.level,
+          message: row.message,
+          logStream: row.logStream,
+          sourceId: target?.sourceId ?? '',
+          logSourceId: target?.logSourceId ?? '',
+          eventId: row.eventId,
+        });
       }
-      if (!matches(unit.effective, row)) continue;
-      const target = attribute(unit.targets, row);
-      kept.push({
-        timestamp: row.timestamp,
-        level: row.level,
-        message: row.message,
-        logStream: row.logStream,
-        sourceId: target?.sourceId ?? '',
-        logSourceId: target?.logSourceId ?? '',
-        eventId: row.eventId,
-      });
+    } finally {
+      release?.();
     }
     return { rows: kept, coveredAfter, missed: [...missed] };
   }

@@ -9,6 +9,7 @@ import { loadAccount } from '../log-query/resolve.js';
 import { decodeEventId, encodeEventId } from './resume-id.js';
 import { LogStream } from './stream.js';
 import { TailHub } from './tail-hub.js';
+import type { HeavyWork } from '../heavy-work.js';
 
 // Where every stream id is made, for the tests that check their size.
 export { encodeEventId } from './resume-id.js';
@@ -29,8 +30,13 @@ export interface StreamOptions {
   pollIntervalMs: number;
   keepAliveMs: number;
   maxPerPrincipal: number;
+  /** Concurrent streams of one organization's accounts, and of the whole process. */
+  maxPerOrganization?: number;
+  maxTotal?: number;
   maxDurationMs: number;
   batchSize: number;
+  /** The process's budget of heavy work: each history batch is read as a piece of it. */
+  heavy?: HeavyWork;
 }
 
 /** Log groups per stream at most, counted after splitting (a group given twice counts once). */
@@ -79,6 +85,9 @@ export interface OpenOptions {
 export class LogStreamService {
   readonly hub: TailHub;
   private readonly perPrincipal = new Map<string, number>();
+  private readonly perOrganization = new Map<string, number>();
+  /** Streams refused before they started because a share was full, by organization (for /metrics). */
+  readonly refused = new Map<string, number>();
   private readonly active = new Set<LogStream>();
   private closed = false;
 
@@ -146,13 +155,8 @@ export class LogStreamService {
    */
   async open(caller: Caller, params: StreamParams, options: OpenOptions = {}): Promise<LogStream> {
     const { query, source, startMs, endMs, tail } = await this.prepare(caller, params);
-    const count = this.perPrincipal.get(caller.principalId) ?? 0;
-    if (count >= this.options.maxPerPrincipal) {
-      throw appError('logs:stream:too-many-streams', {
-        description: `At most ${this.options.maxPerPrincipal} concurrent streams per principal.`,
-        headers: { 'retry-after': '5' },
-      });
-    }
+    const organizationId = query.account.organizationId;
+    this.admit(caller.principalId, organizationId);
     const resume = decodeEventId(options.lastEventId);
     // The id of a final event that nothing came before: where this request began (its own Last-Event-ID, else
     // the beginning), so every message carries an id that resumes.
@@ -161,7 +165,10 @@ export class LogStreamService {
         ? options.lastEventId
         : encodeEventId({ p: 'h', ts: 0, e: '' });
 
-    this.perPrincipal.set(caller.principalId, count + 1);
+    increment(this.perPrincipal, caller.principalId, 1);
+    increment(this.perOrganization, organizationId, 1);
+    const heavy = this.options.heavy;
+    const claim = { organizationId, principalId: caller.principalId };
     const stream: LogStream = new LogStream(
       { query, source, startMs, endMs, tail, resume, startId },
       {
@@ -170,11 +177,11 @@ export class LogStreamService {
         keepAliveMs: this.options.keepAliveMs,
         maxDurationMs: this.options.maxDurationMs,
         log: options.log,
+        gate: heavy === undefined ? undefined : (steps, signal) => heavy.eachStep(claim, signal, steps),
         onEnd: () => {
           this.active.delete(stream);
-          const n = (this.perPrincipal.get(caller.principalId) ?? 1) - 1;
-          if (n <= 0) this.perPrincipal.delete(caller.principalId);
-          else this.perPrincipal.set(caller.principalId, n);
+          increment(this.perPrincipal, caller.principalId, -1);
+          increment(this.perOrganization, organizationId, -1);
         },
       },
     );
@@ -185,10 +192,36 @@ export class LogStreamService {
     return stream;
   }
 
+  /** Refuses a stream over its principal's, its organization's or the process's share: 429 before it starts. */
+  private admit(principalId: string, organizationId: string): void {
+    const caps: [number | undefined, number, string][] = [
+      [this.options.maxPerPrincipal, this.perPrincipal.get(principalId) ?? 0, 'principal'],
+      [this.options.maxPerOrganization, this.perOrganization.get(organizationId) ?? 0, 'organization'],
+      [this.options.maxTotal, this.active.size, 'process'],
+    ];
+    for (const [cap, count, share] of caps) {
+      if (cap === undefined || count < cap) continue;
+      increment(this.refused, organizationId, 1);
+      throw appError('logs:stream:too-many-streams', {
+        description:
+          share === 'process'
+            ? `This server has its maximum of ${cap} concurrent streams open.`
+            : `At most ${cap} concurrent streams per ${share}.`,
+        headers: { 'retry-after': '5' },
+      });
+    }
+  }
+
   /** Server shutdown: every stream ends with isFinal and closes. */
   close(): void {
     this.closed = true;
     for (const stream of [...this.active]) stream.stop();
     this.hub.close();
   }
+}
+
+function increment(counts: Map<string, number>, key: string, by: number): void {
+  const n = (counts.get(key) ?? 0) + by;
+  if (n <= 0) counts.delete(key);
+  else counts.set(key, n);
 }

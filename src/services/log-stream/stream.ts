@@ -65,6 +65,8 @@ export interface StreamRuntime {
   keepAliveMs: number;
   maxDurationMs: number;
   log?: Logger;
+  /** Reads history batches as heavy work, each batch in its turn (the process's fair budget). */
+  gate?: <T>(steps: AsyncIterable<T>, signal: AbortSignal) => AsyncIterable<T>;
   /** Called once when the stream ends, however it ends. */
   onEnd(): void;
 }
@@ -140,7 +142,8 @@ export class LogStream extends Readable {
         const after: HistoryCursor | undefined = resume?.p === 'h' ? { ts: resume.ts, id: resume.e } : undefined;
         const compactSwitch = switchPoint === undefined ? undefined : source.compact(switchPoint);
         const window = { startMs, endMs };
-        for await (const batch of source.history(query, window, after, switchPoint, this.runtime.batchSize, signal)) {
+        const batches = source.history(query, window, after, switchPoint, this.runtime.batchSize, signal);
+        for await (const batch of this.runtime.gate?.(batches, signal) ?? batches) {
           if (this.finished) return;
           if (batch.length > 0) {
             const last = batch[batch.length - 1]!;

@@ -1,6 +1,8 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { StreamSelector } from '../../core/log-query/types.js';
 import type { Db, Executor } from '../db.js';
+import type { SliceSizer } from '../slices.js';
+import { cursorIn, readInSlices, type LaneStreams } from './log-event-slices.js';
 
 /** The rows one log stream reads: groups of one account and region, and which of their streams. */
 export interface StreamScope {
@@ -102,13 +104,17 @@ export interface HistoryBatchRequest {
  * so that every comparison of event ids is the database's (its collation), as the cursor's `>` is.
  */
 export function historyBatchQuery(r: HistoryBatchRequest): RawBuilder<StreamEventRow> {
-  const { scope, window, after, ceiling, limit } = r;
+  const { scope, window, ceiling, limit } = r;
+  const start = cursorIn(r.after, window, 'oldest');
+  // Past the window: nothing is after it (`false`, not the cursor: see `cursorIn`).
+  const after = start === 'past-window' ? undefined : start;
   const rows = (group: RawBuilder<string>) => sql<StreamEventRow>`select ${COLUMNS} from log_events
     where cloud_account_id = ${scope.accountId} and region = ${scope.region} and log_group = ${group}
       and ${streamFilter(scope.streams)}
       and timestamp >= ${window.startMs} and timestamp <= ${window.endMs}
       ${ceiling === undefined ? sql`` : sql`and ${notPendingFor(ceiling)}`}
       ${after === undefined ? sql`` : sql`and (timestamp, event_id) > (${after.ts}, ${after.id})`}
+      ${start === 'past-window' ? sql`and false` : sql``}
     order by timestamp, event_id limit ${limit}`;
   const groups = [...new Set(scope.logGroups)];
   if (groups.length === 1) return rows(sql`${groups[0]}`);
@@ -122,6 +128,52 @@ export async function readHistoryBatch(db: Executor, r: HistoryBatchRequest): Pr
   if (r.scope.logGroups.length === 0) return [];
   const result = await historyBatchQuery(r).execute(db);
   return result.rows.map(numbers);
+}
+
+/** The stream selector as a lane's streams (log-event-slices.ts). */
+function laneStreams(streams: StreamSelector): LaneStreams {
+  switch (streams.kind) {
+    case 'all':
+      return { all: true, prefixes: [], names: [] };
+    case 'prefix':
+      return { all: false, prefixes: [streams.prefix], names: [] };
+    case 'names':
+      return { all: false, prefixes: [], names: [...streams.names] };
+  }
+}
+
+const HISTORY_COLUMNS = ['seq', 'log_stream', 'message', 'timestamp', 'ingestion_time', 'event_id', 'level'] as const;
+
+/**
+ * The rows `readHistoryBatch` returns, the same and in the same order, read in slices (log-event-slices.ts):
+ * each statement scans at most the sizer's budget of rows of the groups' (…, timestamp, event_id) index, and
+ * the stream selector and the ceiling are tested on those rows only, so a selector or a ceiling that leaves out
+ * most rows does not make one statement walk the whole window. `signal` is checked between slices.
+ */
+export async function readHistorySliced(
+  db: Executor,
+  r: HistoryBatchRequest,
+  sizer: SliceSizer,
+  signal?: AbortSignal,
+): Promise<StreamEventRow[]> {
+  const { scope, window, after, ceiling, limit } = r;
+  const streams = laneStreams(scope.streams);
+  const rows = await readInSlices<StreamEventRow>(
+    async (query) => (await query.execute(db)).rows,
+    {
+      accountId: scope.accountId,
+      region: scope.region,
+      lanes: [...new Set(scope.logGroups)].map((group) => ({ group, streams })),
+      window,
+      order: 'oldest',
+      keep: ceiling === undefined ? sql<boolean>`true` : notPendingFor(ceiling),
+      columns: HISTORY_COLUMNS,
+    },
+    { after, limit },
+    sizer,
+    signal,
+  );
+  return rows.map(numbers);
 }
 
 /** The snapshot the executor's statement (or REPEATABLE READ transaction) reads with. */

@@ -33,11 +33,21 @@ export async function freePort(): Promise<number> {
 /** `berth serve` from source on a free port; resolves once `/healthz` answers. */
 export async function spawnBerth(env: Record<string, string>, timeoutMs = 60_000): Promise<BerthProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve'], {
-    cwd: ROOT,
-    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      ...(process.env.BERTH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BERTH_CPU_PROF}`] : []),
+      '--import',
+      'tsx',
+      CLI,
+      'serve',
+    ],
+    {
+      cwd: ROOT,
+      env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   const keep = (d: Buffer) => {
     out += d.toString();
@@ -175,7 +185,8 @@ export async function startBerth(options: BerthOptions): Promise<Berth> {
     stop: (signal) => berth.server.stop(signal),
     async close() {
       if (berth.server && berth.server.child.exitCode === null && berth.server.child.signalCode === null) {
-        berth.server.child.kill('SIGKILL');
+        // BERTH_CPU_PROF: a clean exit, so Node writes the CPU profile.
+        berth.server.child.kill(process.env.BERTH_CPU_PROF ? 'SIGTERM' : 'SIGKILL');
         await berth.server.exited;
       }
       await database?.drop();

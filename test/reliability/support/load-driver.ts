@@ -59,7 +59,7 @@ async function runOperation(op: LoadOperation, connections: number, plan: LoadPl
     url: plan.url,
     connections,
     duration: plan.seconds,
-    timeout: plan.timeoutSeconds,
+    timeout: op.timeoutSeconds ?? plan.timeoutSeconds,
     ...(op.rate === undefined ? {} : { overallRate: op.rate }),
     requests: [
       {

@@ -1,43 +1,22 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadFixture } from '../../../src/fixtures/load.js';
 import { cachedTenancy } from '../../../src/services/caches/cached-tenancy.js';
 import { CacheInvalidation } from '../../../src/services/caches/invalidation.js';
 import { openChangeFeed } from '../../../src/store/change-feed.js';
 import { openStore, type Store } from '../../../src/store/db.js';
 import { migrate } from '../../../src/store/migrate.js';
 import { storeTenancy, type Tenancy } from '../../../src/store/tenancy.js';
+import { loadTwoOrgs } from './two-orgs.js';
 
 let store: Store;
 let caches: CacheInvalidation;
 let tenancy: Tenancy;
 let loads = 0;
 
-function world(org: string): Record<string, unknown[]> {
-  return {
-    organizations: [{ id: `org-${org}`, name: org, permittedIdentityProviders: [] }],
-    cloudAccounts: [{ id: `acct-${org}`, organizationId: `org-${org}`, provider: 'local', region: 'eu-west-1' }],
-    projects: [{ id: `prj-${org}`, organizationId: `org-${org}`, name: 'P' }],
-    environments: [{ id: `env-${org}`, projectId: `prj-${org}`, name: 'prod' }],
-    moduleInstances: [
-      {
-        id: `mi-${org}`,
-        environmentId: `env-${org}`,
-        name: 'web',
-        logSources: [
-          { id: 'app', kind: 'ui.logs', cloudAccountId: `acct-${org}`, region: 'eu-west-1', logGroup: '/app' },
-        ],
-      },
-    ],
-  };
-}
-
 beforeAll(async () => {
   store = await openStore({ kind: 'pglite' });
   await migrate(store);
-  const a = world('a');
-  const b = world('b');
-  await loadFixture(store.db, Object.fromEntries(Object.keys(a).map((k) => [k, [...a[k]!, ...b[k]!]])));
+  await loadTwoOrgs(store);
   caches = new CacheInvalidation(openChangeFeed(store));
   const counted = storeTenancy(store.db);
   const counting: Tenancy = Object.fromEntries(

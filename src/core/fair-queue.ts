@@ -1,0 +1,253 @@
+/**
+ * A bound on concurrent work shared fairly: at most `max` run at once, at most `perGroup` of one group
+ * (an organization) and `perMember` of one member (a principal). Waiting work is served round-robin
+ * across groups, first come first served within a group, so a group with a thousand waiting items
+ * and a group with one take turns. Used for heavy work (log queries, history reads, ingest) and for
+ * the database's connections.
+ */
+export interface FairLimits {
+  max: number;
+  perGroup?: number;
+  perMember?: number;
+}
+
+export interface FairClaim {
+  /** Whose share the work is counted in (an organization, or another tenant key). */
+  group: string;
+  /** Within the group, whose (a principal); omitted: only the group's share applies. */
+  member?: string;
+}
+
+export type Release = () => void;
+
+export interface AcquireOptions {
+  /** Leaves the queue when it fires, rejected with its reason. */
+  signal?: AbortSignal;
+  /** Gives up waiting after this long, rejected with {@link QueueTimeoutError}; omitted: waits until served. */
+  timeoutMs?: number;
+}
+
+/** The work could not start within the time it may wait. */
+export class QueueTimeoutError extends Error {
+  override name = 'QueueTimeoutError';
+  constructor(
+    readonly waitedMs: number,
+    /** Which share was full when the wait ended: `process`, `group` or `member`. */
+    readonly share: 'process' | 'group' | 'member',
+  ) {
+    super(`the work could not start within ${waitedMs} ms (the ${share} share is in use)`);
+  }
+}
+
+interface Waiter {
+  claim: FairClaim;
+  grant: (release: Release) => void;
+  settled: boolean;
+}
+
+interface Group {
+  running: number;
+  waiting: Waiter[];
+}
+
+export class FairQueue {
+  readonly #limits: Required<FairLimits>;
+  readonly #groups = new Map<string, Group>();
+  readonly #members = new Map<string, number>();
+  /** Groups with waiting work, in turn order; the next turn starts at `#turn`. */
+  #ring: string[] = [];
+  #turn = 0;
+  #running = 0;
+  #waiting = 0;
+
+  constructor(limits: FairLimits) {
+    const max = Math.max(1, limits.max);
+    this.#limits = {
+      max,
+      perGroup: Math.max(1, Math.min(limits.perGroup ?? max, max)),
+      perMember: Math.max(1, Math.min(limits.perMember ?? max, max)),
+    };
+  }
+
+  get limits(): Readonly<Required<FairLimits>> {
+    return this.#limits;
+  }
+
+  /** Work running now. */
+  get running(): number {
+    return this.#running;
+  }
+
+  /** Work waiting for a turn. */
+  get waiting(): number {
+    return this.#waiting;
+  }
+
+  runningIn(group: string): number {
+    return this.#groups.get(group)?.running ?? 0;
+  }
+
+  /** Takes a slot now if every share allows it and nobody of the same group waits; else undefined. */
+  tryAcquire(claim: FairClaim): Release | undefined {
+    const group = this.#groups.get(claim.group);
+    if (group !== undefined && group.waiting.length > 0) return undefined;
+    if (this.#fullShare(claim) !== undefined) return undefined;
+    return this.#start(claim);
+  }
+
+  /** A slot for `claim`, once its turn comes. Call the release exactly once when the work is over. */
+  acquire(claim: FairClaim, options: AcquireOptions = {}): Promise<Release> {
+    const now = this.tryAcquire(claim);
+    if (now !== undefined) return Promise.resolve(now);
+    const { signal, timeoutMs } = options;
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise<Release>((resolve, reject) => {
+      const started = Date.now();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const waiter: Waiter = {
+        claim,
+        settled: false,
+        grant: (release) => {
+          cleanup();
+          resolve(release);
+        },
+      };
+      const leave = (error: unknown) => {
+        if (waiter.settled) return;
+        waiter.settled = true;
+        this.#remove(waiter);
+        cleanup();
+        reject(error);
+      };
+      const onAbort = () => leave(signal?.reason);
+      const cleanup = () => {
+        if (timer !== undefined) clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      if (timeoutMs !== undefined) {
+        timer = setTimeout(
+          () => leave(new QueueTimeoutError(Date.now() - started, this.#fullShare(claim) ?? 'process')),
+          Math.max(0, timeoutMs),
+        );
+      }
+      this.#enqueue(waiter);
+    });
+  }
+
+  /** Runs `work` in a slot; the slot is held until `work` settles (even past an abort of the caller). */
+  async run<T>(claim: FairClaim, options: AcquireOptions, work: () => Promise<T>): Promise<T> {
+    const release = await this.acquire(claim, options);
+    try {
+      return await work();
+    } finally {
+      release();
+    }
+  }
+
+  #fullShare(claim: FairClaim): 'process' | 'group' | 'member' | undefined {
+    if (this.#running >= this.#limits.max) return 'process';
+    if ((this.#groups.get(claim.group)?.running ?? 0) >= this.#limits.perGroup) return 'group';
+    if (claim.member !== undefined && (this.#members.get(memberKey(claim)) ?? 0) >= this.#limits.perMember)
+      return 'member';
+    return undefined;
+  }
+
+  #groupOf(name: string): Group {
+    let group = this.#groups.get(name);
+    if (group === undefined) {
+      group = { running: 0, waiting: [] };
+      this.#groups.set(name, group);
+    }
+    return group;
+  }
+
+  #start(claim: FairClaim): Release {
+    const group = this.#groupOf(claim.group);
+    group.running += 1;
+    this.#running += 1;
+    if (claim.member !== undefined) {
+      const key = memberKey(claim);
+      this.#members.set(key, (this.#members.get(key) ?? 0) + 1);
+    }
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      group.running -= 1;
+      this.#running -= 1;
+      if (claim.member !== undefined) {
+        const key = memberKey(claim);
+        const n = (this.#members.get(key) ?? 1) - 1;
+        if (n <= 0) this.#members.delete(key);
+        else this.#members.set(key, n);
+      }
+      this.#forget(claim.group, group);
+      this.#dispatch();
+    };
+  }
+
+  #enqueue(waiter: Waiter): void {
+    const group = this.#groupOf(waiter.claim.group);
+    if (group.waiting.length === 0) this.#ring.push(waiter.claim.group);
+    group.waiting.push(waiter);
+    this.#waiting += 1;
+  }
+
+  #remove(waiter: Waiter): void {
+    const group = this.#groups.get(waiter.claim.group);
+    if (group === undefined) return;
+    const i = group.waiting.indexOf(waiter);
+    if (i < 0) return;
+    group.waiting.splice(i, 1);
+    this.#waiting -= 1;
+    if (group.waiting.length === 0) this.#dropFromRing(waiter.claim.group);
+    this.#forget(waiter.claim.group, group);
+    // A waiter that leaves may have blocked others of its group behind a full member share.
+    this.#dispatch();
+  }
+
+  #dropFromRing(name: string): void {
+    const i = this.#ring.indexOf(name);
+    if (i < 0) return;
+    this.#ring.splice(i, 1);
+    if (i < this.#turn) this.#turn -= 1;
+    if (this.#turn >= this.#ring.length) this.#turn = 0;
+  }
+
+  #forget(name: string, group: Group): void {
+    if (group.running === 0 && group.waiting.length === 0) this.#groups.delete(name);
+  }
+
+  /** Starts waiting work while slots are free, one group per turn. */
+  #dispatch(): void {
+    while (this.#running < this.#limits.max && this.#ring.length > 0) {
+      let served = false;
+      for (let step = 0; step < this.#ring.length && !served; step++) {
+        const index = (this.#turn + step) % this.#ring.length;
+        const name = this.#ring[index]!;
+        const group = this.#groups.get(name)!;
+        if (group.running >= this.#limits.perGroup) continue;
+        const at = group.waiting.findIndex((w) => this.#fullShare(w.claim) === undefined);
+        if (at < 0) continue;
+        const [waiter] = group.waiting.splice(at, 1);
+        this.#waiting -= 1;
+        waiter!.settled = true;
+        const release = this.#start(waiter!.claim);
+        if (group.waiting.length === 0) {
+          this.#ring.splice(index, 1);
+          this.#turn = this.#ring.length === 0 ? 0 : index % this.#ring.length;
+        } else {
+          this.#turn = (index + 1) % this.#ring.length;
+        }
+        waiter!.grant(release);
+        served = true;
+      }
+      if (!served) return;
+    }
+  }
+}
+
+function memberKey(claim: FairClaim): string {
+  return `${claim.group}\u0000${claim.member}`;
+}

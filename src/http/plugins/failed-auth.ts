@@ -1,0 +1,62 @@
+import { normalizeIP } from '@fastify/rate-limit';
+import { LRUCache } from 'lru-cache';
+import type { Config } from '../../config.js';
+import { hashToken } from '../../core/tokens.js';
+
+/** Client addresses whose failures are counted; past it the least recently seen are forgotten. */
+const MAX_ADDRESSES = 100_000;
+
+/** Tokens remembered as valid, so their holders get through while their address is blocked. */
+const MAX_KNOWN_TOKENS = 10_000;
+const KNOWN_TOKEN_TTL_MS = 10 * 60_000;
+
+/** IPv6 clients are counted by their /64: one subscriber usually holds a whole one. */
+const IPV6_PREFIX = 64;
+
+/**
+ * Failed authentications per client address: past FAILED_AUTH_MAX in a window of FAILED_AUTH_WINDOW_MS, the
+ * address is blocked until the window ends, and its requests are refused before any database lookup, unless
+ * they carry a token seen valid recently (another tenant behind the same NAT keeps working). Memory is bounded:
+ * both tables are LRUs.
+ */
+export class FailedAuthGuard {
+  readonly #addresses = new LRUCache<string, { failures: number; endsAt: number }>({ max: MAX_ADDRESSES });
+  readonly #knownTokens = new LRUCache<string, true>({ max: MAX_KNOWN_TOKENS, ttl: KNOWN_TOKEN_TTL_MS });
+
+  constructor(
+    private readonly max: number,
+    private readonly windowMs: number,
+  ) {}
+
+  /** A guard, or undefined when FAILED_AUTH_MAX is 0 (off). */
+  static from(config: Pick<Config, 'FAILED_AUTH_MAX' | 'FAILED_AUTH_WINDOW_MS'>): FailedAuthGuard | undefined {
+    if (config.FAILED_AUTH_MAX === 0) return undefined;
+    return new FailedAuthGuard(config.FAILED_AUTH_MAX, config.FAILED_AUTH_WINDOW_MS);
+  }
+
+  /** Milliseconds until `address` may authenticate again; 0 when it is not blocked. */
+  blockedFor(address: string, now = Date.now()): number {
+    const entry = this.#addresses.get(normalizeIP(address, IPV6_PREFIX));
+    if (entry === undefined || entry.endsAt <= now || entry.failures <= this.max) return 0;
+    return entry.endsAt - now;
+  }
+
+  /** Whether `token` authenticated recently (its holder may pass a blocked address). */
+  isKnownValid(token: string): boolean {
+    return this.#knownTokens.has(hashToken(token));
+  }
+
+  /** A failed authentication from `address` (and `token`, if one was given, is not known valid any more). */
+  failed(address: string, token?: string, now = Date.now()): void {
+    const key = normalizeIP(address, IPV6_PREFIX);
+    const entry = this.#addresses.get(key);
+    if (entry === undefined || entry.endsAt <= now)
+      this.#addresses.set(key, { failures: 1, endsAt: now + this.windowMs });
+    else entry.failures += 1;
+    if (token !== undefined) this.#knownTokens.delete(hashToken(token));
+  }
+
+  succeeded(token: string): void {
+    this.#knownTokens.set(hashToken(token), true);
+  }
+}

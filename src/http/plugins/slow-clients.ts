@@ -1,0 +1,37 @@
+import type { ServerOptions } from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../../config.js';
+
+type Limits = Pick<Config, 'HEADERS_TIMEOUT_MS' | 'REQUEST_TIMEOUT_MS' | 'MAX_CONNECTIONS'>;
+
+/** Node checks the timeouts below on this period (its default, 30 s, would triple a 10 s headers timeout). */
+const CHECK_EVERY_MS = 1_000;
+
+/**
+ * Node's own defences against slow clients, for `http.createServer`: a client has HEADERS_TIMEOUT_MS to send its
+ * headers and REQUEST_TIMEOUT_MS to send its whole request, body included; past either, Node answers 408 (written
+ * as the error object by `answerClientError`) and closes the connection. Both stop once the request has been
+ * received: a long answer (a log stream) is never cut by them.
+ */
+export function slowClientServerOptions(
+  config: Limits,
+): Pick<ServerOptions, 'headersTimeout' | 'requestTimeout' | 'connectionsCheckingInterval'> {
+  return {
+    // Node refuses a headers timeout longer than the request timeout.
+    headersTimeout: Math.min(config.HEADERS_TIMEOUT_MS, config.REQUEST_TIMEOUT_MS),
+    requestTimeout: config.REQUEST_TIMEOUT_MS,
+    connectionsCheckingInterval: Math.min(CHECK_EVERY_MS, config.HEADERS_TIMEOUT_MS),
+  };
+}
+
+/** At most MAX_CONNECTIONS open client connections; Node closes the ones past it as they arrive. */
+export function limitConnections(app: FastifyInstance, config: Limits): void {
+  app.server.maxConnections = config.MAX_CONNECTIONS;
+  let lastLoggedAt = 0;
+  app.server.on('drop', () => {
+    const now = Date.now();
+    if (now - lastLoggedAt < 10_000) return;
+    lastLoggedAt = now;
+    app.log.warn({ maxConnections: config.MAX_CONNECTIONS }, 'connection refused: MAX_CONNECTIONS reached');
+  });
+}

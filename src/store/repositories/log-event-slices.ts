@@ -1,0 +1,250 @@
+import { sql, type RawBuilder } from 'kysely';
+import { rowsWanted, runSlices, shareBudget, type SliceSizer } from '../slices.js';
+
+/**
+ * Slices of a read of `log_events` (see slices.ts): each statement scans a bounded number of rows of the
+ * read's *lanes* — one index range each: a log group, or a log group and one level — past a key, keeps those
+ * the read's condition accepts, and says where the next slice starts. The rows of the slices, put end to end,
+ * are exactly those one statement walking the whole range would return, in the same order.
+ *
+ * Several lanes in one slice: each scans up to its own share of the budget, in `(timestamp, event_id)` order.
+ * A lane that scanned its whole share stopped at its last row; the rows of every lane are known up to the
+ * *frontier*, the last row of the lane that got least far. The slice returns the kept rows up to the frontier
+ * (rows of other lanes past it are scanned again by the next slice), and the next slice starts past it. When no
+ * lane scanned its whole share, every lane reached the end of the window: the read is over. The frontier is
+ * found in SQL, so every comparison of event ids is the database's (its collation), as the indexes' are.
+ */
+
+/** A position in `(timestamp, event_id)` order. */
+export interface ScanKey {
+  ts: number;
+  id: string;
+}
+
+/** The streams of a lane's group that the read covers. */
+export interface LaneStreams {
+  all: boolean;
+  prefixes: string[];
+  names: string[];
+}
+
+/** One index range: a group (the group-and-time index) or a group and a level (the group-level-time index). */
+export interface Lane {
+  group: string;
+  level?: string;
+  streams: LaneStreams;
+}
+
+export interface LaneScan {
+  accountId: string;
+  region: string;
+  /** Either every lane has a level or none has. */
+  lanes: readonly Lane[];
+  /** Inclusive, epoch ms. */
+  window: { startMs: number; endMs: number };
+  /** `newest`: timestamp and event id descending; `oldest`: ascending. */
+  order: 'newest' | 'oldest';
+  /** A condition on the row (columns of `log_events`, which it may name): the rows the read keeps. */
+  keep: RawBuilder<boolean>;
+  /** The columns of `log_events` each row comes back with. */
+  columns: readonly string[];
+}
+
+/**
+ * `after` as a cursor for a scan of `window` in `order`: undefined when it lies before the window (every row of
+ * the window is past it), `'past-window'` when it lies beyond the window's far end (no row is). PGlite 0.4
+ * (PostgreSQL 17.5) returned rows outside `timestamp >= start` when the same index scan also had
+ * `(timestamp, event_id) > (t, id)` with t < start (test/store/sliced-reads.test.ts found it; PostgreSQL 15 did
+ * not): a cursor before the window is never given to the database.
+ */
+export function cursorIn(
+  after: ScanKey | undefined,
+  window: { startMs: number; endMs: number },
+  order: 'newest' | 'oldest',
+): ScanKey | 'past-window' | undefined {
+  if (after === undefined) return undefined;
+  const [near, far] =
+    order === 'oldest'
+      ? [after.ts < window.startMs, after.ts > window.endMs]
+      : [after.ts > window.endMs, after.ts < window.startMs];
+  if (near) return undefined;
+  return far ? 'past-window' : after;
+}
+
+/** One slice: `scan`, past `after`, each lane scanning at most its budget, at most `limit` rows back. */
+export interface LaneSlice extends LaneScan {
+  after?: ScanKey | undefined;
+  budgets: readonly number[];
+  limit: number;
+}
+
+/** What the statement returns besides the rows: one more row, with `slice_mark` set and the rest null. */
+interface MarkerColumns {
+  slice_mark: boolean;
+  slice_pos: number | null;
+  f_ts: number | null;
+  f_id: string | null;
+  scanned: number | null;
+  reached: [lane: number, rows: number][] | null;
+  ms: number | null;
+}
+
+export interface SliceResult<R> {
+  /** The kept rows up to the frontier, in the scan's order (at most `limit`). */
+  rows: R[];
+  /** Where the next slice starts (exclusive); undefined when every lane reached the end of the window. */
+  frontier?: ScanKey;
+  /**
+   * Rows the lanes scanned: exact for a lane that scanned its whole share, at least the position of its last kept
+   * row for one that reached the end of the window.
+   */
+  scanned: number;
+  /**
+   * Per lane, how far up to the frontier its scan is known to have got (the position of its last row there that
+   * came back): about the rows it moved the read by.
+   */
+  reached: number[];
+  /** How long the database spent on the statement (parse and plan included), by its own clock. */
+  ms: number;
+}
+
+/** Columns every returned row of a scan carries (the order's, and the primary key). */
+const KEY_COLUMNS = new Set(['seq', 'timestamp', 'event_id']);
+
+const LANE_RECORD = sql`g(lane_no int, lane_group text, lane_level text, lane_lim int, lane_all boolean,
+  lane_prefixes text[], lane_names text[])`;
+
+/** The statement of one slice (see the module's comment). */
+export function laneSliceQuery<R>(s: LaneSlice): RawBuilder<R & MarkerColumns> {
+  const byLevel = s.lanes.some((l) => l.level !== undefined);
+  if (byLevel && s.lanes.some((l) => l.level === undefined)) throw new Error('laneSliceQuery: mixed lanes');
+  const dir = sql.raw(s.order === 'newest' ? 'desc' : 'asc');
+  const past = sql.raw(s.order === 'newest' ? '<' : '>');
+  const upTo = sql.raw(s.order === 'newest' ? '>=' : '<=');
+  const order = sql`timestamp ${dir}, event_id ${dir}`;
+  const cols = sql.join(s.columns.map((c) => sql.ref(c)));
+  const nulls = sql.join(s.columns.map(() => sql`null`));
+  const lanes = JSON.stringify(
+    s.lanes.map((l, i) => ({
+      lane_no: i,
+      lane_group: l.group,
+      lane_level: l.level ?? null,
+      lane_lim: s.budgets[i]!,
+      lane_all: l.streams.all,
+      lane_prefixes: l.streams.prefixes,
+      lane_names: l.streams.names,
+    })),
+  );
+  // Of the rows scanned, the statement carries those kept and the last row of each lane that scanned its whole
+  // share (its position says so); the other columns of kept rows only: a slice that keeps nothing copies no
+  // message around. (Only positions: `lead()` to mark the last row of every lane cost half the scan again.)
+  const scanned = [...new Set(['seq', 'timestamp', 'event_id', ...s.columns])];
+  const carried = sql.join(
+    scanned.map((c) =>
+      KEY_COLUMNS.has(c) ? sql.ref(c) : sql`case when slice_kept then ${sql.ref(c)} end as ${sql.ref(c)}`,
+    ),
+  );
+  const frontier = sql`(select f_ts from f)`;
+  const upToFrontier = sql`(${frontier} is null or (timestamp, event_id) ${upTo} (${frontier}, (select f_id from f)))`;
+  return sql<R & MarkerColumns>`with c as materialized (
+      select g.lane_no, g.lane_lim, e.* from jsonb_to_recordset(${lanes}::jsonb) as ${LANE_RECORD}
+      cross join lateral (
+        select ${carried}, slice_kept, slice_n from (
+          select ${sql.join(scanned.map((c) => sql.ref(c)))},
+            ((g.lane_all or log_stream = any(g.lane_names)
+              or exists (select 1 from unnest(g.lane_prefixes) as p(prefix) where starts_with(log_stream, p.prefix)))
+              and ${s.keep}) as slice_kept,
+            row_number() over (order by ${order}) as slice_n
+          from log_events
+          where cloud_account_id = ${s.accountId} and region = ${s.region} and log_group = g.lane_group
+            ${byLevel ? sql`and level = g.lane_level` : sql``}
+            and timestamp >= ${s.window.startMs} and timestamp <= ${s.window.endMs}
+            ${s.after === undefined ? sql`` : sql`and (timestamp, event_id) ${past} (${s.after.ts}, ${s.after.id})`}
+          order by ${order} limit g.lane_lim
+        ) as scanned
+        where slice_kept or slice_n = g.lane_lim
+      ) e
+    ),
+    f as (select timestamp as f_ts, event_id as f_id from c where slice_n = lane_lim order by ${order} limit 1)
+    (select false as slice_mark, row_number() over (order by ${order}) as slice_pos, ${cols},
+        null::bigint as f_ts, null::text as f_id, null::int as scanned, null::jsonb as reached, null::float8 as ms
+      from c where slice_kept and ${upToFrontier} order by ${order} limit ${s.limit})
+    union all
+    (select true, null, ${nulls}, ${frontier}, (select f_id from f),
+        (select coalesce(sum(n), 0) from (select max(slice_n) as n from c group by lane_no) as l)::int,
+        (select coalesce(jsonb_agg(jsonb_build_array(lane_no, n)), '[]'::jsonb)
+          from (select lane_no, max(slice_n) as n from c where ${upToFrontier} group by lane_no) as r),
+        -- Since the statement's own (implicit) transaction began: parse and plan included (a 67 KB filter takes
+        -- tens of milliseconds to plan), the time it waited for its turn not.
+        (extract(epoch from clock_timestamp() - transaction_timestamp()) * 1000)::float8)`;
+}
+
+/** The rows of `laneSliceQuery`'s statement, parsed. `wallMs`: the statement's time as the caller saw it. */
+export function sliceResult<R>(rows: (R & MarkerColumns)[], lanes: number, wallMs: number): SliceResult<R> {
+  const marker = rows.find((r) => r.slice_mark);
+  if (marker === undefined) throw new Error('a slice statement returned no marker row');
+  const data = rows.filter((r) => !r.slice_mark).sort((a, b) => Number(a.slice_pos) - Number(b.slice_pos));
+  const reached = new Array<number>(lanes).fill(0);
+  for (const [lane, n] of marker.reached ?? []) reached[Number(lane)] = Number(n);
+  const ms = Number(marker.ms);
+  return {
+    rows: data.map(withoutMarker<R>),
+    ...(marker.f_ts === null ? {} : { frontier: { ts: Number(marker.f_ts), id: String(marker.f_id) } }),
+    scanned: Number(marker.scanned ?? 0),
+    reached,
+    // The database's clock leaves out the time the statement waited for its turn; the caller's is the fallback.
+    ms: Number.isFinite(ms) && ms >= 0 ? Math.min(ms, wallMs) : wallMs,
+  };
+}
+
+const MARKER_COLUMNS = ['slice_mark', 'slice_pos', 'f_ts', 'f_id', 'scanned', 'reached', 'ms'] as const;
+
+function withoutMarker<R>(row: R & MarkerColumns): R {
+  const copy = { ...row } as Record<string, unknown>;
+  for (const column of MARKER_COLUMNS) delete copy[column];
+  return copy as R;
+}
+
+/** Runs one slice statement: the rows it returned. */
+export type SliceExecutor = <R>(query: RawBuilder<R>) => Promise<R[]>;
+
+/**
+ * The first `limit` kept rows of `scan` past `after`, in the scan's order, read in slices sized by `sizer`.
+ * `signal` is checked between slices.
+ */
+export async function readInSlices<R>(
+  exec: SliceExecutor,
+  scan: LaneScan,
+  read: { after?: ScanKey | undefined; limit: number },
+  sizer: SliceSizer,
+  signal?: AbortSignal,
+): Promise<R[]> {
+  const lanes = scan.lanes.length;
+  const rows: R[] = [];
+  const start = cursorIn(read.after, scan.window, scan.order);
+  if (lanes === 0 || read.limit <= 0 || start === 'past-window') return rows;
+  // Every later cursor is a frontier: a row of the window.
+  let after = start;
+  // Lanes that moved the read in the last slice get the larger shares of the next (one lane may be dense in
+  // time where the others are sparse); every lane gets one row at least.
+  let weights = new Array<number>(lanes).fill(1);
+  let scannedTotal = 0;
+  await runSlices(sizer, signal, async (budget) => {
+    const remaining = read.limit - rows.length;
+    const budgets = shareBudget(Math.min(budget, rowsWanted(remaining, rows.length, scannedTotal, lanes)), weights);
+    const started = performance.now();
+    const raw = await exec(laneSliceQuery<R>({ ...scan, after, budgets, limit: remaining }));
+    const slice = sliceResult<R>(raw, lanes, performance.now() - started);
+    for (const row of slice.rows) rows.push(row);
+    scannedTotal += slice.scanned;
+    weights = slice.reached.map((n) => n + 1);
+    after = slice.frontier;
+    return {
+      done: rows.length >= read.limit || after === undefined,
+      budget: budgets.reduce((s, b) => s + b, 0),
+      scanned: slice.scanned,
+      ms: slice.ms,
+    };
+  });
+  return rows;
+}

@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { FairQueue, QueueTimeoutError } from '../../src/core/fair-queue.js';
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('FairQueue', () => {
+  it('serves waiting work round-robin across groups, first come first served within one', async () => {
+    const queue = new FairQueue({ max: 1 });
+    const first = await queue.acquire({ group: 'a' });
+    const order: string[] = [];
+    const waiters = ['a1', 'a2', 'a3', 'b1', 'b2', 'c1'].map((name) =>
+      queue.acquire({ group: name[0]! }).then((release) => {
+        order.push(name);
+        release();
+      }),
+    );
+    first();
+    await Promise.all(waiters);
+    expect(order).toEqual(['a1', 'b1', 'c1', 'a2', 'b2', 'a3']);
+  });
+
+  it('keeps a group within its share and a member within its own', async () => {
+    const queue = new FairQueue({ max: 4, perGroup: 2, perMember: 1 });
+    const a1 = queue.tryAcquire({ group: 'a', member: 'x' });
+    expect(a1).toBeDefined();
+    expect(queue.tryAcquire({ group: 'a', member: 'x' })).toBeUndefined();
+    const a2 = queue.tryAcquire({ group: 'a', member: 'y' });
+    expect(a2).toBeDefined();
+    expect(queue.tryAcquire({ group: 'a', member: 'z' })).toBeUndefined();
+    expect(queue.tryAcquire({ group: 'b', member: 'w' })).toBeDefined();
+    expect(queue.running).toBe(3);
+    // A waiter of a full member share does not hold back another member of the same group.
+    let xStarted = false;
+    let zStarted = false;
+    void queue.acquire({ group: 'a', member: 'x' }).then(() => {
+      xStarted = true;
+    });
+    void queue.acquire({ group: 'a', member: 'z' }).then(() => {
+      zStarted = true;
+    });
+    a2!();
+    await tick();
+    expect(zStarted).toBe(true);
+    expect(xStarted).toBe(false);
+    expect(queue.runningIn('a')).toBe(2);
+  });
+
+  it('gives up after the wait time with the share that was full, and on abort', async () => {
+    const queue = new FairQueue({ max: 2, perGroup: 1 });
+    const held = queue.tryAcquire({ group: 'a' })!;
+    const started = Date.now();
+    const error = await queue.acquire({ group: 'a' }, { timeoutMs: 50 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(QueueTimeoutError);
+    expect((error as QueueTimeoutError).share).toBe('group');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(45);
+    const controller = new AbortController();
+    const aborted = queue.acquire({ group: 'a' }, { signal: controller.signal });
+    controller.abort(new Error('client gone'));
+    await expect(aborted).rejects.toThrow('client gone');
+    expect(queue.waiting).toBe(0);
+    held();
+    expect(queue.running).toBe(0);
+    // A release called twice frees one slot only.
+    const once = queue.tryAcquire({ group: 'a' })!;
+    queue.tryAcquire({ group: 'b' });
+    once();
+    once();
+    expect(queue.running).toBe(1);
+  });
+});
