@@ -60,6 +60,31 @@ export const ConfigSchema = Type.Object({
   STREAM_MAX_DURATION_MS: Int(1_000, 86_400_000, 3 * 3_600_000),
   STREAM_BATCH_SIZE: Int(1, 10_000, 500),
   /**
+   * Late ingestion a live tail still delivers: every subscriber gets every matching event exactly once when its
+   * ingestionTime − timestamp is at most this (seams are filled from this far back).
+   */
+  TAIL_LOOKBACK_MS: Int(0, 600_000, 5_000),
+  /** aws tails: `on` reads the live part with StartLiveTail (FilterLogEvents fills the seams); `off` polls FilterLogEvents. */
+  AWS_LIVE_TAIL: Type.Union([Type.Literal('on'), Type.Literal('off')], { default: 'on' }),
+  /** The lease on a tail key's one upstream: renewed every third of this; a dead holder's key is taken over after it. */
+  TAIL_LEASE_TTL_MS: Int(500, 60_000, 3_000),
+  /** Tail messages between replicas are kept this long, and at most this many per key. */
+  TAIL_BUFFER_MS: Int(5_000, 3_600_000, 60_000),
+  TAIL_BUFFER_ROWS: Int(100, 1_000_000, 10_000),
+  /** A new key's first fill reaches this much further back than the lookback; its cursors wait this long for it. */
+  TAIL_WARMUP_MS: Int(0, 120_000, 10_000),
+  /** Distinct aws live-tail upstreams (keys) one organization may have open in the whole cluster. */
+  TAIL_MAX_UPSTREAMS_PER_ORG: Int(1, 10_000, 10),
+  /**
+   * FilterLogEvents calls per second per AWS account and region, all replicas together (AWS: 5 in the strictest
+   * regions, not adjustable; shared with every other tool of the account).
+   */
+  AWS_FILTER_LOG_EVENTS_PER_SECOND: Int(1, 100, 5),
+  /** Live Tail sessions open at once per AWS account and region, all replicas together (AWS default quota: 15). */
+  AWS_LIVE_TAIL_MAX_SESSIONS: Int(1, 10_000, 15),
+  /** How long the quota slots (Insights queries, Live Tail sessions) of a replica that died stay taken. */
+  AWS_QUOTA_LEASE_TTL_MS: Int(1_000, 600_000, 30_000),
+  /**
    * How long one statement of a heavy read (a page of a log query, a history batch, an ingest chunk) may hold the
    * database: heavy reads run as a series of such slices, and other tenants' statements run between them.
    */

@@ -77,6 +77,10 @@ export const CATALOGUE = {
   },
   'logs:stream:invalid-parameters': { status: 400, message: 'The stream parameters are invalid.' },
   'logs:stream:too-many-streams': { status: 429, message: 'Too many concurrent log streams.' },
+  'logs:stream:gap': {
+    status: 503,
+    message: 'The stream could not deliver every event here; resume it with Last-Event-ID.',
+  },
   'logs:filter-pattern:invalid': { status: 400, message: 'The filter pattern is invalid.' },
   'logs:upstream:failed': { status: 502, message: 'The log provider failed.' },
   'domains:name:invalid': { status: 400, message: 'The domain name is invalid.' },

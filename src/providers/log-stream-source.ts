@@ -1,4 +1,5 @@
 import type { CloudAccount, StreamSelector } from '../core/log-query/types.js';
+import type { TailWindow } from '../core/tail-window.js';
 
 /** One event as a stream source yields it. */
 export interface StreamEvent {
@@ -10,6 +11,10 @@ export interface StreamEvent {
   /** epoch ms */
   ingestionTime: number;
   level: string;
+  /** The log group, where a source knows it (aws tail events: part of what identifies them). */
+  logGroup?: string;
+  /** The upstream's own id where the source replaced it (aws tail: the FilterLogEvents eventId). */
+  upstreamId?: string;
 }
 
 /** What one stream reads: an account's groups, a stream filter and a filter pattern. */
@@ -62,4 +67,9 @@ export interface StreamSource<C = unknown> {
   compact(cursor: C): unknown;
   /** Rebuilds a cursor from `compact`'s output; undefined when it is not one. */
   restore(value: unknown): C | undefined;
+  /**
+   * Sources whose live part is one upstream per key in the cluster (aws): the batch a replica's window gives
+   * cursors from `from` on, and a cursor's floor (a cursor below the window's `complete` reads upstream).
+   */
+  live?: { batch(window: TailWindow, from: number): unknown; floor(cursor: C): number };
 }

@@ -11,6 +11,15 @@ import type { DomainService } from './domains/domains.js';
 import type { NameAvailabilityService } from './domains/name-availability.js';
 import { LogQueryService } from './log-query/service.js';
 import { AwsStreamSource } from '../providers/aws/log-stream-source.js';
+import { AwsAccountIds } from '../providers/aws/account-id.js';
+import type { AwsAccount } from '../providers/aws/clients.js';
+import { AwsLiveUpstream } from '../providers/aws/live-upstream.js';
+import { AwsQuotas } from '../providers/aws/quotas.js';
+import { AwsQuotaStore } from '../store/aws-quotas.js';
+import { openTailCluster } from '../store/tail-bus/index.js';
+import { SharedTails } from './log-stream/shared-tail.js';
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
 import { LocalStreamSource } from '../providers/local/log-stream-source.js';
 import { LogStreamService } from './log-stream/service.js';
 import { createLogBackends, type LogBackends } from '../providers/log-backends.js';
@@ -74,8 +83,56 @@ export function createServices(store: Store, config: Config, overrides: ServiceO
     perPrincipal: config.HEAVY_MAX_PER_PRINCIPAL,
     queueMs: config.HEAVY_QUEUE_MS,
   });
-  const logBackends = createLogBackends(store, config, aws, overrides.insights);
-  const awsStream = new AwsStreamSource({ aws });
+  // AWS quotas (FilterLogEvents rate, Insights queries, Live Tail sessions) per AWS account and region, held in
+  // the database for every replica; the AWS account of a cloud account is asked of STS once.
+  const accountIds = new AwsAccountIds(aws);
+  const quotaStore = new AwsQuotaStore(store.db);
+  const awsQuotas = new AwsQuotas(quotaStore, {
+    filterLogEventsPerSecond: config.AWS_FILTER_LOG_EVENTS_PER_SECOND,
+    insightsMaxConcurrent: config.INSIGHTS_MAX_CONCURRENT_QUERIES,
+    liveTailMaxSessions: config.AWS_LIVE_TAIL_MAX_SESSIONS,
+    leaseTtlMs: config.AWS_QUOTA_LEASE_TTL_MS,
+    // An endpoint without STS (an AWS-compatible stack) keys the quotas by the cloud account instead.
+    awsAccountIdOf: (account, signal) => accountIds.getOr(account as AwsAccount, account.id, signal),
+  });
+  const logBackends = createLogBackends(store, config, aws, { quotas: awsQuotas, ...overrides.insights });
+  const awsStream = new AwsStreamSource({ aws, quotas: awsQuotas, lookbackMs: config.TAIL_LOOKBACK_MS });
+  // The aws live tail: one upstream per key in the cluster, its holder elected by a lease, its events to every
+  // replica through the bus (PostgreSQL, or Redis streams with REDIS_URL; in memory on PGlite).
+  const cluster = openTailCluster({
+    store,
+    redisUrl: config.REDIS_URL,
+    replicaId: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+    leaseTtlMs: config.TAIL_LEASE_TTL_MS,
+    bufferMs: config.TAIL_BUFFER_MS,
+    bufferRows: config.TAIL_BUFFER_ROWS,
+  });
+  const shared = new SharedTails({
+    bus: cluster.bus,
+    leases: cluster.leases,
+    upstream: new AwsLiveUpstream({
+      source: awsStream,
+      clients: aws,
+      accountId: (account, signal) => accountIds.get(account as AwsAccount, signal),
+      liveTail: config.AWS_LIVE_TAIL === 'on',
+      openTimeoutMs: config.AWS_CALL_TIMEOUT_MS,
+      lookbackMs: config.TAIL_LOOKBACK_MS,
+      pollIntervalMs: config.STREAM_POLL_INTERVAL_MS,
+      warmupMs: config.TAIL_WARMUP_MS,
+      sessionSlot: (query, sessions, signal) =>
+        awsQuotas.liveTailSessions(query.account, query.region, sessions, signal),
+    }),
+    admit: async (query) => {
+      const lease = await quotaStore.tryAcquireSlot(
+        `tail-upstreams:${query.account.organizationId}`,
+        config.TAIL_MAX_UPSTREAMS_PER_ORG,
+        config.AWS_QUOTA_LEASE_TTL_MS,
+      );
+      return lease === undefined ? undefined : () => void lease.release();
+    },
+    retentionMs: 2 * config.TAIL_LOOKBACK_MS + config.TAIL_WARMUP_MS,
+    leaseRetryMs: Math.max(100, Math.floor(config.TAIL_LEASE_TTL_MS / 3)),
+  });
   const streams = new LogStreamService(
     store.db,
     { local: new LocalStreamSource(store.db, { slices: { sliceMs: config.DB_SLICE_MS } }), aws: awsStream },
@@ -88,6 +145,9 @@ export function createServices(store: Store, config: Config, overrides: ServiceO
       heavy,
       maxDurationMs: config.STREAM_MAX_DURATION_MS,
       batchSize: config.STREAM_BATCH_SIZE,
+      changes: caches,
+      shared,
+      warmupWaitMs: config.TAIL_WARMUP_MS,
     },
   );
   const logs = new LogQueryService(store.db, tenancy, logBackends.forProvider, {
@@ -116,6 +176,10 @@ export function createServices(store: Store, config: Config, overrides: ServiceO
     close: async () => {
       logs.close();
       streams.close();
+      shared.close();
+      await awsQuotas.close();
+      await cluster.bus.close();
+      await cluster.leases.close();
       await ingest.close();
       await domainServices.close();
       aws.close();

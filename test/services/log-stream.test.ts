@@ -90,7 +90,7 @@ const hubs: TailHub[] = [];
 const streams: LogStream[] = [];
 
 function open(source: MemorySource, options: { tail?: boolean; batchSize?: number; keepAliveMs?: number } = {}) {
-  const hub = new TailHub(20, options.batchSize ?? 10);
+  const hub = new TailHub(20, { maxPerDelivery: options.batchSize ?? 10 });
   const ended = { count: 0 };
   const plan: StreamPlan = {
     query,

@@ -76,6 +76,7 @@ export async function openSse(
     return frame;
   };
 
+  let pending: Promise<ReadableStreamReadResult<Uint8Array>> | undefined;
   async function next(timeoutMs = 10_000): Promise<SseFrame | undefined> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
@@ -91,12 +92,15 @@ export async function openSse(
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`no SSE frame within ${timeoutMs} ms`);
       let timer: NodeJS.Timeout | undefined;
+      // A read that outlives a timeout stays pending for the next call: its chunk must not be lost.
+      pending ??= reader.read();
       const chunk = await Promise.race([
-        reader.read(),
+        pending,
         new Promise<never>((_, reject) => {
           timer = setTimeout(() => reject(new Error(`no SSE frame within ${timeoutMs} ms`)), left);
         }),
       ]).finally(() => clearTimeout(timer));
+      pending = undefined;
       if (chunk.done) ended = true;
       else buffer += decoder.decode(chunk.value, { stream: true });
     }

@@ -52,6 +52,26 @@ export function installMetrics(
         this.inc(streams.hub.polls);
       },
     });
+    new Gauge({
+      name: 'berth_log_tail_upstreams',
+      help: 'Upstreams of aws live tails this replica holds the lease of: a Live Tail session, or polling FilterLogEvents where StartLiveTail is refused (one per key in the cluster)',
+      labelNames: ['mode'],
+      registers: [registry],
+      collect() {
+        const { live, poll } = streams.upstreams();
+        this.set({ mode: 'live' }, live);
+        this.set({ mode: 'poll' }, poll);
+      },
+    });
+    new Counter({
+      name: 'berth_log_tail_fallbacks_total',
+      help: 'Times an aws live tail fell back to polling FilterLogEvents because StartLiveTail was refused or unavailable',
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(streams.fallbacks());
+      },
+    });
   }
   const duration = new Histogram({
     name: 'berth_http_request_duration_seconds',

@@ -47,7 +47,7 @@ const SESSION_SECONDS = 3600;
  * Everything about an account that shapes its clients: an account whose role, external id, region or endpoint
  * changes gets new clients and new credentials, never the ones made for its old settings.
  */
-function accountKey(account: AwsAccount): string {
+export function accountKey(account: AwsAccount): string {
   return JSON.stringify([account.id, account.roleArn, account.externalId, account.region, account.endpoint]);
 }
 
@@ -99,7 +99,22 @@ export class AwsClients {
   }
 
   cloudWatchLogs(account: AwsAccount, region: string): CloudWatchLogsClient {
-    return this.client('logs', account, region, () => new CloudWatchLogsClient(this.clientConfig(account, region)));
+    return this.client(
+      'logs',
+      account,
+      region,
+      () =>
+        new CloudWatchLogsClient({
+          ...this.clientConfig(account, region),
+          // StartLiveTail's host prefix (`stream-`) would name a host that does not exist at a custom endpoint.
+          ...(account.endpoint !== null ? { disableHostPrefix: true } : {}),
+        }),
+    );
+  }
+
+  /** STS in the account's region, signed with the account's own credentials (its role's, when it has one). */
+  sts(account: AwsAccount): STSClient {
+    return this.client('sts', account, account.region, () => new STSClient(this.clientConfig(account, account.region)));
   }
 
   /**

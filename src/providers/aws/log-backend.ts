@@ -1,4 +1,5 @@
 import {
+  type CloudWatchLogsClient,
   GetQueryResultsCommand,
   StartQueryCommand,
   StopQueryCommand,
@@ -14,16 +15,23 @@ import {
   type CloudAccount,
   type LogTarget,
   type StreamSelector,
+  type TimeWindow,
 } from '../../core/log-query/types.js';
 import type { AwsClients } from './clients.js';
+import type { AwsQuotas } from './quotas.js';
 import { concurrencyLimit, runLimited, type ConcurrencyLimit } from '../../core/concurrency.js';
 import type { FetchRequest, FetchResult, LogBackend } from '../log-backend.js';
 
 export interface InsightsOptions {
   /** Log groups one StartQuery may name (AWS: 50). */
   maxGroupsPerQuery: number;
-  /** Concurrent queries per account and region (AWS: 30). */
+  /** Concurrent queries per cloud account and region in this process (AWS: 30 per AWS account and region). */
   maxConcurrentQueries: number;
+  /**
+   * The cluster-wide query slots of each AWS account and region (`AwsQuotas`). Unset: only the per-process limit
+   * above applies.
+   */
+  quotas?: Pick<AwsQuotas, 'insightsSlot'>;
   pollIntervalMs: number;
   /** Rows one query may return (AWS: 10,000). */
   maxRowsPerQuery?: number;
@@ -140,61 +148,81 @@ export class InsightsLogBackend implements LogBackend {
     // Asked for at every call, not held: a query outlives one call, and the factory may retire a client unused that long.
     const client = () => this.options.aws.cloudWatchLogs(first.account, first.region);
     const groups = [...new Set(targets.map((t) => t.logGroup))];
+    // The per-process limit stays in front of the cluster's: this process's queries of an account queue here, in
+    // memory, and it still bounds them while the database cannot be asked (a lease lost or not released).
     return runLimited(this.limiter(first.account, first.region), signal, async () => {
-      const started = await client().send(
-        new StartQueryCommand({
-          logGroupNames: groups,
-          startTime: Math.floor(window.startMs / 1000),
-          endTime: Math.ceil(window.endMs / 1000),
-          queryString,
-          limit: rowsLimit,
-        }),
-        { abortSignal: signal },
-      );
-      const queryId = started.queryId;
-      if (!queryId) throw new InsightsQueryError('StartQuery returned no queryId');
-      let finished = false;
+      // Held until the unit is over, StopQuery included: the query counts against the account until it is stopped.
+      const slot = await this.options.quotas?.insightsSlot(first.account, first.region, signal);
       try {
-        for (;;) {
-          const out = await client().send(new GetQueryResultsCommand({ queryId }), { abortSignal: signal });
-          const status = out.status ?? 'Unknown';
-          if (status === 'Complete') {
-            finished = true;
-            const all = (out.results ?? []).map(toRow);
-            const rows = all.filter((r) => Number.isFinite(r.timestamp));
-            rows.sort(
-              (a, b) => b.timestamp - a.timestamp || (a.eventId < b.eventId ? 1 : a.eventId > b.eventId ? -1 : 0),
-            );
-            const matched = out.statistics?.recordsMatched ?? 0;
-            // A row whose time cannot be read cannot be placed on a page: its group's answer is partial, never silently short.
-            const unreadable = all
-              .filter((r) => !Number.isFinite(r.timestamp))
-              .map((r) => (groups.includes(r.logGroup) ? [r.logGroup] : groups));
-            const missed = [...new Set(unreadable.flat())];
-            return {
-              rows,
-              exhausted: all.length < rowsLimit && matched <= all.length,
-              ...(missed.length > 0 ? { missed } : {}),
-            };
-          }
-          if (FINAL_FAILURES.has(status)) {
-            finished = true;
-            throw new InsightsQueryError(`Logs Insights query ${queryId} ended ${status}`);
-          }
-          await sleep(this.options.pollIntervalMs, undefined, { signal });
-        }
+        return await this.query(client, groups, window, queryString, rowsLimit, signal);
       } finally {
-        if (!finished) {
-          // Abandoned (timeout or client gone): free the account's query slot upstream too. Bounded like any AWS
-          // call: the slots of this unit are held until it returns, and an endpoint that never answers would keep them.
-          const stop = linkSignals([], this.options.aws.callTimeoutMs, 'AWS StopQuery');
-          await client()
-            .send(new StopQueryCommand({ queryId }), { abortSignal: stop.signal })
-            .catch(() => undefined)
-            .finally(() => stop.dispose());
-        }
+        await slot?.release();
       }
     });
+  }
+
+  /** StartQuery, GetQueryResults until final, StopQuery when abandoned. */
+  private async query(
+    client: () => CloudWatchLogsClient,
+    groups: string[],
+    window: TimeWindow,
+    queryString: string,
+    rowsLimit: number,
+    signal: AbortSignal,
+  ): Promise<FetchResult> {
+    const started = await client().send(
+      new StartQueryCommand({
+        logGroupNames: groups,
+        startTime: Math.floor(window.startMs / 1000),
+        endTime: Math.ceil(window.endMs / 1000),
+        queryString,
+        limit: rowsLimit,
+      }),
+      { abortSignal: signal },
+    );
+    const queryId = started.queryId;
+    if (!queryId) throw new InsightsQueryError('StartQuery returned no queryId');
+    let finished = false;
+    try {
+      for (;;) {
+        const out = await client().send(new GetQueryResultsCommand({ queryId }), { abortSignal: signal });
+        const status = out.status ?? 'Unknown';
+        if (status === 'Complete') {
+          finished = true;
+          const all = (out.results ?? []).map(toRow);
+          const rows = all.filter((r) => Number.isFinite(r.timestamp));
+          rows.sort(
+            (a, b) => b.timestamp - a.timestamp || (a.eventId < b.eventId ? 1 : a.eventId > b.eventId ? -1 : 0),
+          );
+          const matched = out.statistics?.recordsMatched ?? 0;
+          // A row whose time cannot be read cannot be placed on a page: its group's answer is partial, never silently short.
+          const unreadable = all
+            .filter((r) => !Number.isFinite(r.timestamp))
+            .map((r) => (groups.includes(r.logGroup) ? [r.logGroup] : groups));
+          const missed = [...new Set(unreadable.flat())];
+          return {
+            rows,
+            exhausted: all.length < rowsLimit && matched <= all.length,
+            ...(missed.length > 0 ? { missed } : {}),
+          };
+        }
+        if (FINAL_FAILURES.has(status)) {
+          finished = true;
+          throw new InsightsQueryError(`Logs Insights query ${queryId} ended ${status}`);
+        }
+        await sleep(this.options.pollIntervalMs, undefined, { signal });
+      }
+    } finally {
+      if (!finished) {
+        // Abandoned (timeout or client gone): free the account's query slot upstream too. Bounded like any AWS
+        // call: the slots of this unit are held until it returns, and an endpoint that never answers would keep them.
+        const stop = linkSignals([], this.options.aws.callTimeoutMs, 'AWS StopQuery');
+        await client()
+          .send(new StopQueryCommand({ queryId }), { abortSignal: stop.signal })
+          .catch(() => undefined)
+          .finally(() => stop.dispose());
+      }
+    }
   }
 }
 

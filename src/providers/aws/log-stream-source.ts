@@ -4,10 +4,12 @@ import {
   type FilteredLogEvent,
 } from '@aws-sdk/client-cloudwatch-logs';
 import type { AwsClients } from './clients.js';
+import type { AwsQuotas, RateLimiter } from './quotas.js';
 import { TokenBucket } from './token-bucket.js';
 import type { CloudAccount } from '../../core/log-query/types.js';
 import { linkSignals } from '../../core/abort.js';
 import { deriveLevel } from '../../core/log-level.js';
+import { numberCopies, type TailWindow } from '../../core/tail-window.js';
 import type { HistoryCursor, StreamEvent, StreamQuery, StreamSource } from '../log-stream-source.js';
 
 /**
@@ -45,6 +47,8 @@ export interface AwsStreamOptions {
   maxPagesPerRead: number;
   /** FilterLogEvents `limit` (events per page, AWS max 10,000); unset: AWS's own (10,000 or 1 MB). */
   pageLimit?: number;
+  /** The AWS quotas held cluster-wide (FilterLogEvents per AWS account and region); unset: a bucket per process. */
+  quotas?: Pick<AwsQuotas, 'filterLogEvents'>;
   /** The process's client factory, and the time limit of one call. */
   aws: Pick<AwsClients, 'cloudWatchLogs' | 'callTimeoutMs'>;
   now?: () => number;
@@ -80,7 +84,17 @@ interface TailBatch {
   truncated: boolean;
   /** Deduplicated, oldest first by (timestamp, eventId). */
   events: StreamEvent[];
-  byId: Map<string, StreamEvent>;
+  byId: Pick<Map<string, StreamEvent>, 'get'>;
+}
+
+/**
+ * A tail batch from a replica's live window (see core/tail-window.ts): every event of the window from `from`
+ * on, the window vouching for everything at or after its `complete` up to `coveredTo`.
+ */
+export function windowBatch(window: TailWindow, from: number): TailBatch {
+  const to = window.coveredTo;
+  if (!(to >= from)) return { from, to: from, coveredTo: from, truncated: false, events: [], byId: new Map() };
+  return { from, to, coveredTo: to + 1, truncated: false, events: window.since(from), byId: window };
 }
 
 const byKey = (a: StreamEvent, b: StreamEvent) =>
@@ -96,7 +110,7 @@ export class UnreadableEventError extends Error {
  * event whose id or time is missing or of the wrong type (a broken AWS-compatible endpoint) fails the read: the
  * stream then reports the error rather than skip the event in silence.
  */
-const toEvent = (e: FilteredLogEvent): StreamEvent => {
+const toEvent = (e: FilteredLogEvent, logGroup: string): StreamEvent => {
   const { eventId, timestamp, ingestionTime, message, logStreamName } = e as Record<keyof FilteredLogEvent, unknown>;
   const text = (v: unknown) => v === undefined || v === null || typeof v === 'string';
   if (
@@ -118,6 +132,7 @@ const toEvent = (e: FilteredLogEvent): StreamEvent => {
     timestamp: timestamp as number,
     ingestionTime: Number.isSafeInteger(ingestionTime) ? (ingestionTime as number) : (timestamp as number),
     level: deriveLevel(body),
+    logGroup,
   };
 };
 
@@ -131,7 +146,8 @@ const isNotFound = (error: unknown) => (error as { name?: unknown } | null)?.nam
  */
 export class AwsStreamSource implements StreamSource<AwsCursor> {
   private readonly options: AwsStreamOptions;
-  private readonly limiters = new Map<string, TokenBucket>();
+  private readonly limiters = new Map<string, RateLimiter>();
+  readonly live = { batch: windowBatch, floor: (cursor: AwsCursor) => cursor.ts };
   private readonly now: () => number;
 
   constructor(options: Partial<AwsStreamOptions> & Pick<AwsStreamOptions, 'aws'>) {
@@ -140,11 +156,15 @@ export class AwsStreamSource implements StreamSource<AwsCursor> {
   }
 
   /** The rate limiter of one account and region (shared by history and tail, and by every retry). */
-  limiter(account: CloudAccount, region: string): TokenBucket {
+  limiter(account: CloudAccount, region: string): RateLimiter {
     const key = `${account.id}\u0000${region}`;
     let limiter = this.limiters.get(key);
     if (limiter === undefined) {
-      limiter = new TokenBucket(this.options.requestsPerSecond, this.options.burst);
+      // Cluster-wide and by AWS account when the quotas are wired (every replica, every cloud account of one AWS
+      // account); otherwise this process's own bucket.
+      limiter =
+        this.options.quotas?.filterLogEvents(account, region) ??
+        new TokenBucket(this.options.requestsPerSecond, this.options.burst);
       this.limiters.set(key, limiter);
     }
     return limiter;
@@ -215,7 +235,7 @@ export class AwsStreamSource implements StreamSource<AwsCursor> {
     try {
       const { client, command } = this.filterLogEvents(q.account, q.region, input);
       const out = await client.send(command, { abortSignal: call.signal });
-      const events = (out.events ?? []).map(toEvent);
+      const events = (out.events ?? []).map((e) => toEvent(e, lane.group));
       return out.nextToken ? { events, nextToken: out.nextToken } : { events };
     } catch (error) {
       if (isNotFound(error) && !signal.aborted) return { events: [] };
@@ -357,8 +377,18 @@ export class AwsStreamSource implements StreamSource<AwsCursor> {
     let coveredTo = to + 1;
     let truncated = false;
     const byId = new Map<string, StreamEvent>();
+    // Tail events are known by content (`hash.k`, see core/tail-window.ts), as Live Tail's are: the two kinds
+    // de-duplicate against each other. The AWS eventId stays on the event, for cursors of the release before.
+    const inRange = results.flatMap((r) => r.events.filter((e) => e.timestamp >= from && e.timestamp <= to));
+    const unique = new Map<string, StreamEvent>();
+    for (const e of inRange) unique.set(e.eventId, e);
+    for (const e of numberCopies(
+      [...unique.values()].map((e) => ({ ...e, logGroup: e.logGroup ?? '', upstreamId: e.eventId })),
+    )) {
+      byId.set(e.eventId, e);
+      byId.set(e.upstreamId, e);
+    }
     for (const r of results) {
-      for (const e of r.events) if (e.timestamp >= from && e.timestamp <= to) byId.set(e.eventId, e);
       if (r.truncated) {
         truncated = true;
         // Pages come oldest first: that lane may still hold more of its newest millisecond, nothing before it.
@@ -367,7 +397,8 @@ export class AwsStreamSource implements StreamSource<AwsCursor> {
         coveredTo = Math.min(coveredTo, newest);
       }
     }
-    return { from, to, coveredTo, truncated, events: [...byId.values()].sort(byKey), byId };
+    const events = [...new Set(byId.values())].sort(byKey);
+    return { from, to, coveredTo, truncated, events, byId };
   }
 
   /**
@@ -399,6 +430,12 @@ export class AwsStreamSource implements StreamSource<AwsCursor> {
     let next: StreamEvent | undefined;
     for (const e of b.events) {
       if (behind(e) || e.timestamp >= b.coveredTo || seen.has(e.eventId)) continue;
+      // Delivered under its AWS eventId (a cursor of the release before): known from now on by its content id.
+      if (e.upstreamId !== undefined && seen.has(e.upstreamId)) {
+        seen.delete(e.upstreamId);
+        seen.set(e.eventId, e.timestamp);
+        continue;
+      }
       if (events.length >= max) {
         next = e;
         break;

@@ -42,6 +42,11 @@ export class CacheInvalidation {
     return () => this.#watchers.delete(watcher);
   }
 
+  /** Every event of the change feed (other listeners than caches: the log stream wakes local tails on ingest). */
+  subscribe(listener: (event: ChangeEvent) => void): () => void {
+    return this.feed.subscribe(listener);
+  }
+
   /** Resolves once every change committed before the call has reached the caches (see `ChangeFeed.settle`). */
   settle(): Promise<void> {
     return this.feed.settle();

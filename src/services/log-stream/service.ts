@@ -8,6 +8,8 @@ import type { Db } from '../../store/db.js';
 import { loadAccount } from '../log-query/resolve.js';
 import { decodeEventId, encodeEventId } from './resume-id.js';
 import { LogStream } from './stream.js';
+import type { ChangeEvent } from '../../store/change-feed.js';
+import type { SharedTails } from './shared-tail.js';
 import { TailHub } from './tail-hub.js';
 import type { HeavyWork } from '../heavy-work.js';
 
@@ -37,7 +39,16 @@ export interface StreamOptions {
   batchSize: number;
   /** The process's budget of heavy work: each history batch is read as a piece of it. */
   heavy?: HeavyWork;
+  /** The keys this replica follows cluster-wide (the aws live tail: one upstream per key in the cluster). */
+  shared?: SharedTails;
+  /** How long a new key's cursors wait for its window before reading upstream on their own. */
+  warmupWaitMs?: number;
+  /** The database's change feed: an ingest into a local account wakes its tails (`log_events:<account id>`). */
+  changes?: { subscribe(listener: (event: ChangeEvent) => void): () => void };
 }
+
+/** The change feed's payload for events written to a local account (migration 009). */
+const INGEST_PREFIX = 'log_events:';
 
 /** Log groups per stream at most, counted after splitting (a group given twice counts once). */
 export const MAX_LOG_GROUPS = 50;
@@ -90,6 +101,7 @@ export class LogStreamService {
   readonly refused = new Map<string, number>();
   private readonly active = new Set<LogStream>();
   private closed = false;
+  private readonly unwatch: (() => void) | undefined;
 
   constructor(
     private readonly db: Db,
@@ -97,7 +109,25 @@ export class LogStreamService {
     private readonly sources: { local: StreamSource<any>; aws?: StreamSource<any> },
     private readonly options: StreamOptions,
   ) {
-    this.hub = new TailHub(options.pollIntervalMs, options.batchSize);
+    this.hub = new TailHub(options.pollIntervalMs, {
+      maxPerDelivery: options.batchSize,
+      shared: options.shared,
+      warmupWaitMs: options.warmupWaitMs,
+    });
+    this.unwatch = options.changes?.subscribe((event) => {
+      if (event.kind === 'changed' && event.table.startsWith(INGEST_PREFIX))
+        this.hub.wakeAccount(event.table.slice(INGEST_PREFIX.length));
+    });
+  }
+
+  /** Upstreams of aws live tails this replica holds, by mode. */
+  upstreams(): { live: number; poll: number } {
+    return this.options.shared?.upstreams() ?? { live: 0, poll: 0 };
+  }
+
+  /** Falls back from Live Tail to polling, since start. */
+  fallbacks(): number {
+    return this.options.shared?.fallbacks ?? 0;
   }
 
   get activeStreams(): number {
@@ -215,6 +245,7 @@ export class LogStreamService {
   /** Server shutdown: every stream ends with isFinal and closes. */
   close(): void {
     this.closed = true;
+    this.unwatch?.();
     for (const stream of [...this.active]) stream.stop();
     this.hub.close();
   }

@@ -167,6 +167,8 @@ export class LogStream extends Readable {
         ready: () => !this.finished && this.readableLength < this.readableHighWaterMark,
         deliver: (events, next) => this.send(events, encodeEventId({ p: 't', c: source.compact(next) })),
         fail: (error) => {
+          // A gap is the stream's own answer (resume with Last-Event-ID); anything else is the upstream's failure.
+          if (error instanceof AppError) return this.finish(true, error);
           this.runtime.log?.error({ err: error }, 'log stream upstream failed');
           this.finish(true, appError('logs:upstream:failed', { internal: false }));
         },

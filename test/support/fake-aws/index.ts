@@ -28,6 +28,7 @@ import {
   isRecord,
   requestId,
 } from './core.js';
+import { FakeLiveTail, type FakeLiveTailOptions } from './live-tail.js';
 import { FakeLogs, type FakeLogsOptions } from './logs.js';
 import { FakeRoute53, type FakeRoute53Options, ROUTE53_XMLNS } from './route53.js';
 import { FakeSts, STS_XMLNS } from './sts.js';
@@ -43,6 +44,7 @@ export {
   type TimeInput,
 } from './core.js';
 export * from './logs.js';
+export * from './live-tail.js';
 export * from './acm.js';
 export * from './route53.js';
 export * from './sts.js';
@@ -59,6 +61,7 @@ export const FAKE_CREDENTIALS: { accessKeyId: string; secretAccessKey: string } 
 
 export interface FakeAwsOptions {
   logs?: Partial<FakeLogsOptions>;
+  liveTail?: Partial<FakeLiveTailOptions>;
   acm?: Partial<FakeAcmOptions>;
   route53?: Partial<FakeRoute53Options>;
   /** Print unexpected handler exceptions (bugs in the fake) to stderr. Default true. */
@@ -77,6 +80,8 @@ export interface FakeAws {
   readonly endpoint: string;
   readonly port: number;
   readonly logs: FakeLogs;
+  /** StartLiveTail sessions over `logs` (an event stream answer; see live-tail.ts). */
+  readonly liveTail: FakeLiveTail;
   readonly acm: FakeAcm;
   readonly route53: FakeRoute53;
   readonly sts: FakeSts;
@@ -128,6 +133,7 @@ function readBody(req: IncomingMessage): Promise<string> {
 
 class FakeAwsServer implements FakeAws {
   readonly logs: FakeLogs;
+  readonly liveTail: FakeLiveTail;
   readonly acm: FakeAcm;
   readonly route53: FakeRoute53;
   readonly sts = new FakeSts();
@@ -142,6 +148,7 @@ class FakeAwsServer implements FakeAws {
 
   constructor(options: FakeAwsOptions) {
     this.logs = new FakeLogs(options.logs);
+    this.liveTail = new FakeLiveTail(this.logs, options.liveTail);
     this.acm = new FakeAcm(options.acm);
     this.route53 = new FakeRoute53(options.route53);
     this.logUnexpected = options.logUnexpectedErrors ?? true;
@@ -204,6 +211,7 @@ class FakeAwsServer implements FakeAws {
       s.resolve();
     }
     this.sleepers.clear();
+    this.liveTail.close();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.server.closeAllConnections();
     await closed;
@@ -288,6 +296,10 @@ class FakeAwsServer implements FakeAws {
     await this.sleep(delayMs);
 
     try {
+      if (decoded.service === 'logs' && decoded.op === 'StartLiveTail') {
+        this.liveTail.open(decoded.input, call, req, res);
+        return;
+      }
       const result = this.dispatch(decoded, call, auth.region ?? 'us-east-1');
       this.sendOk(res, decoded.protocol, result, call);
     } catch (err) {

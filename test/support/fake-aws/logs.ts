@@ -228,6 +228,7 @@ export class FakeLogs {
   private readonly queriesById = new Map<string, FakeQuery>();
   private seq = 0;
   private filterCallTimes: number[] = [];
+  private readonly putListeners = new Set<(events: readonly StoredLogEvent[]) => void>();
 
   constructor(options: Partial<FakeLogsOptions> = {}) {
     this.options = { ...defaultLogsOptions(), ...options };
@@ -271,7 +272,14 @@ export class FakeLogs {
       };
     });
     s.events.push(...stored);
+    for (const listener of this.putListeners) listener(stored);
     return stored;
+  }
+
+  /** Calls `listener` with the events each putLogEvents stores (StartLiveTail's feed). Returns the unsubscribe. */
+  onPut(listener: (events: readonly StoredLogEvent[]) => void): () => void {
+    this.putListeners.add(listener);
+    return () => this.putListeners.delete(listener);
   }
 
   groupNames(): string[] {

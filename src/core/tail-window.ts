@@ -1,0 +1,190 @@
+import { createHash } from 'node:crypto';
+import { deriveLevel } from './log-level.js';
+
+/**
+ * The live tail of one key as a replica holds it: the recent events of the upstream, each once, with the
+ * positions the subscribers' cursors are checked against (see docs/decisions.md, "Live tail on aws").
+ *
+ * Live Tail events carry no `eventId`, and the same event also comes back from the FilterLogEvents reads that
+ * fill the seams. So an event is known by what it is — (group, stream, timestamp, ingestionTime, message) — and
+ * identical events are told apart by their count: the k-th copy of a content is `hash.k`. Counting is a
+ * multiset merge in which every source gives a lower bound of the true count: a complete read of a time range
+ * gives its count, a Live Tail session gives what the window knew when the session began plus what the session
+ * delivered. The window takes the highest; it never holds more copies than were written.
+ */
+
+/** An event as the upstream gave it, with its group (the name the query used, not an ARN). */
+export interface RawTailEvent {
+  logGroup: string;
+  logStreamName: string;
+  message: string;
+  timestamp: number;
+  ingestionTime: number;
+}
+
+/** An event of the window: `eventId` is `hash.k`; `level` derived from the message. */
+export interface TailEvent extends RawTailEvent {
+  eventId: string;
+  level: string;
+}
+
+/** The content key of an event: 16 base64url characters (96 bits) of a SHA-256. */
+export function tailEventHash(e: RawTailEvent): string {
+  return createHash('sha256')
+    .update(JSON.stringify([e.logGroup, e.logStreamName, e.timestamp, e.ingestionTime, e.message]))
+    .digest('base64url')
+    .slice(0, 16);
+}
+
+/** Numbers the copies of each content within one complete read, in the order given. */
+export function numberCopies<E extends RawTailEvent>(events: E[]): (E & { eventId: string })[] {
+  const counts = new Map<string, number>();
+  return events.map((e) => {
+    const hash = tailEventHash(e);
+    const k = counts.get(hash) ?? 0;
+    counts.set(hash, k + 1);
+    return { ...e, eventId: `${hash}.${k}` };
+  });
+}
+
+const byKey = (a: TailEvent, b: TailEvent) =>
+  a.timestamp - b.timestamp || (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0);
+
+/** What a Live Tail session knew at its start: counts are lower bounds only with it. */
+export interface LiveSession {
+  readonly base: ReadonlyMap<string, number>;
+  readonly delivered: Map<string, number>;
+}
+
+export class TailWindow {
+  /** Every event with a timestamp at or after this is here (if it was ingested within the lookback). */
+  complete = Number.POSITIVE_INFINITY;
+  /** The newest time the upstream has answered for: events before it that exist are here or still on their way. */
+  coveredTo = Number.NEGATIVE_INFINITY;
+  readonly #byId = new Map<string, TailEvent>();
+  readonly #counts = new Map<string, number>();
+  /** Oldest first by (timestamp, eventId). */
+  #events: TailEvent[] = [];
+
+  get size(): number {
+    return this.#events.length;
+  }
+
+  has(eventId: string): boolean {
+    return this.#byId.has(eventId);
+  }
+
+  /**
+   * Adds the events of a complete read of `[from, to]` that the window lacks, and returns them (with ids).
+   * Events below the window's pruning horizon are ignored: their counts are gone.
+   */
+  fill(events: RawTailEvent[], horizon = Number.NEGATIVE_INFINITY): TailEvent[] {
+    const counts = new Map<string, { n: number; sample: RawTailEvent }>();
+    for (const e of events) {
+      if (e.timestamp < horizon) continue;
+      const hash = tailEventHash(e);
+      const c = counts.get(hash);
+      if (c === undefined) counts.set(hash, { n: 1, sample: e });
+      else c.n++;
+    }
+    const added: TailEvent[] = [];
+    for (const [hash, { n, sample }] of counts) this.#raise(hash, n, sample, added);
+    added.sort(byKey);
+    return added;
+  }
+
+  /** Begins a Live Tail session: what the window holds now is what the session's counts build on. */
+  session(): LiveSession {
+    return { base: new Map(this.#counts), delivered: new Map() };
+  }
+
+  /** Adds the events a Live Tail session delivered that the window lacks, and returns them. */
+  live(session: LiveSession, events: RawTailEvent[]): TailEvent[] {
+    const added: TailEvent[] = [];
+    for (const e of events) {
+      const hash = tailEventHash(e);
+      const delivered = (session.delivered.get(hash) ?? 0) + 1;
+      session.delivered.set(hash, delivered);
+      this.#raise(hash, (session.base.get(hash) ?? 0) + delivered, e, added);
+    }
+    added.sort(byKey);
+    return added;
+  }
+
+  /** Adds events that already have their ids (published by the holder); returns those it lacked. */
+  apply(events: TailEvent[]): TailEvent[] {
+    const added: TailEvent[] = [];
+    for (const e of events) {
+      if (this.#byId.has(e.eventId)) continue;
+      const dot = e.eventId.lastIndexOf('.');
+      const hash = e.eventId.slice(0, dot);
+      const k = Number(e.eventId.slice(dot + 1));
+      this.#counts.set(hash, Math.max(this.#counts.get(hash) ?? 0, k + 1));
+      this.#insert(e);
+      added.push(e);
+    }
+    return added;
+  }
+
+  /** Raises the count of `hash` to `n`, adding the copies between. */
+  #raise(hash: string, n: number, sample: RawTailEvent, added: TailEvent[]): void {
+    const have = this.#counts.get(hash) ?? 0;
+    for (let k = have; k < n; k++) {
+      const event: TailEvent = {
+        logGroup: sample.logGroup,
+        logStreamName: sample.logStreamName,
+        message: sample.message,
+        timestamp: sample.timestamp,
+        ingestionTime: sample.ingestionTime,
+        eventId: `${hash}.${k}`,
+        level: deriveLevel(sample.message),
+      };
+      this.#insert(event);
+      added.push(event);
+    }
+    if (n > have) this.#counts.set(hash, n);
+  }
+
+  #insert(e: TailEvent): void {
+    this.#byId.set(e.eventId, e);
+    const events = this.#events;
+    // Mostly in order: search from the end.
+    let at = events.length;
+    while (at > 0 && byKey(events[at - 1]!, e) > 0) at--;
+    if (at === events.length) events.push(e);
+    else events.splice(at, 0, e);
+  }
+
+  /** Forgets events before `horizon`; the window then vouches for nothing before it. */
+  prune(horizon: number): void {
+    // (Infinity, a window not complete anywhere yet, stays so.)
+    this.complete = Math.max(this.complete, horizon);
+    const events = this.#events;
+    let cut = 0;
+    while (cut < events.length && events[cut]!.timestamp < horizon) cut++;
+    if (cut === 0) return;
+    for (const e of events.slice(0, cut)) {
+      this.#byId.delete(e.eventId);
+      this.#counts.delete(e.eventId.slice(0, e.eventId.lastIndexOf('.')));
+    }
+    this.#events = events.slice(cut);
+  }
+
+  /** The events with a timestamp at or after `from`, oldest first (a copy). */
+  since(from: number): TailEvent[] {
+    const events = this.#events;
+    let lo = 0;
+    let hi = events.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (events[mid]!.timestamp < from) lo = mid + 1;
+      else hi = mid;
+    }
+    return events.slice(lo);
+  }
+
+  /** Looks an event up by id. */
+  get(eventId: string): TailEvent | undefined {
+    return this.#byId.get(eventId);
+  }
+}
