@@ -15,7 +15,17 @@ import type { BenchResult } from './lib/runner-result.js';
 import { formatTable } from './lib/runner-table.js';
 import { SCALE } from './lib/scale.js';
 
-const BENCHMARKS = ['api', 'categories', 'query', 'merge', 'stream', 'fanout', 'domains', 'ingest'] as const;
+const BENCHMARKS = [
+  'api',
+  'categories',
+  'query',
+  'merge',
+  'stream',
+  'fanout',
+  'fanout-cluster',
+  'domains',
+  'ingest',
+] as const;
 /** The committed figures are full-scale ones: a quick check at another scale is kept apart (gitignored). */
 const RESULTS_FILE =
   SCALE === 1 ? join(ROOT, 'bench', 'results.json') : join(ROOT, '.bench-data', `results-scale-${SCALE}.json`);

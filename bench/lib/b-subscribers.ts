@@ -43,8 +43,16 @@ export interface Subscribers {
   close(): void;
 }
 
-/** Opens `n` subscribers of `url` in a child process; resolves once every one has its response headers. */
-export async function openSubscribers(url: string, token: string, n: number, total: number): Promise<Subscribers> {
+/**
+ * Opens `n` subscribers of `url` in a child process (several URLs: the i-th subscriber on `url[i % length]`);
+ * resolves once every one has its response headers.
+ */
+export async function openSubscribers(
+  url: string | string[],
+  token: string,
+  n: number,
+  total: number,
+): Promise<Subscribers> {
   const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--subscribe'], {
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -137,17 +145,24 @@ function subscribe(url: string, token: string, total: number, subs: Sub[], delay
   });
 }
 
+type Message = { type: string; url: string | string[]; token: string; n: number; total: number };
+
 function serve(): void {
   const subs: Sub[] = [];
   const delays: number[] = [];
   const reply = (r: Reply) => process.send!(r);
-  process.on('message', async (m: { type: string; url: string; token: string; n: number; total: number }) => {
+  process.on('message', async (m: Message) => {
     try {
       if (m.type === 'open') {
         // In waves, so opening does not look like a flood of the accept queue.
         for (let i = 0; i < m.n; i += 50) {
           const wave = Math.min(50, m.n - i);
-          await Promise.all(Array.from({ length: wave }, () => subscribe(m.url, m.token, m.total, subs, delays)));
+          const urls = [m.url].flat();
+          await Promise.all(
+            Array.from({ length: wave }, (_, k) =>
+              subscribe(urls[(i + k) % urls.length]!, m.token, m.total, subs, delays),
+            ),
+          );
         }
         reply({ type: 'opened' });
       } else if (m.type === 'progress') {

@@ -36,7 +36,13 @@ beforeAll(async () => {
         { id: 'acc-aws', organizationId: ORG_A, provider: 'aws', region: 'us-east-1', endpoint: aws.endpoint },
       ],
     }),
-    config: { STREAM_POLL_INTERVAL_MS: 100, TAIL_LOOKBACK_MS: 2_000, TAIL_WARMUP_MS: 2_000, STREAM_BATCH_SIZE: 500 },
+    config: {
+      STREAM_POLL_INTERVAL_MS: 100,
+      TAIL_LOOKBACK_MS: 2_000,
+      TAIL_WARMUP_MS: 2_000,
+      STREAM_BATCH_SIZE: 500,
+      AWS_CALL_TIMEOUT_MS: 2_000,
+    },
     services: (store, config) =>
       createServices(store, config, {
         providers: {
@@ -206,6 +212,45 @@ describe('the aws live tail (StartLiveTail)', () => {
       for (const m of first) expect(got).not.toContain(m);
     } finally {
       r.close();
+    }
+  });
+
+  it('polls when StartLiveTail never answers (an endpoint that does not really speak it)', async () => {
+    aws.failNext('StartLiveTail', { hang: true, times: 1_000 });
+    const s = await openTail();
+    try {
+      const polled = put(3, 'after-hang');
+      once(await receive(s, polled, 20_000), polled);
+      expect(t.services.streams.upstreams()).toEqual({ live: 0, poll: 1 });
+    } finally {
+      s.close();
+      aws.clearFaults();
+    }
+  });
+
+  it('ends every subscriber with an error when the upstream fails for good; a new stream of the key starts afresh', async () => {
+    const s = await openTail();
+    try {
+      await until(() => aws.liveTail.openSessions === 1, 'a Live Tail session');
+      // The reconnect's seam fill is refused: nothing can vouch for the gap.
+      aws.failNext('FilterLogEvents', { code: 'AccessDeniedException', times: 1_000 });
+      aws.liveTail.dropAll();
+      let frame = await s.next(10_000);
+      while (frame !== undefined && frame.event !== 'error') frame = await s.next(10_000);
+      expect(frame?.data?.code).toBe('logs:upstream:failed');
+      expect((await s.next(5_000))?.data?.isFinal).toBe(true);
+    } finally {
+      s.close();
+      aws.clearFaults();
+    }
+    // The failure is in the bus's buffer still: it ended the streams that were open then, not this one.
+    const again = await openTail();
+    try {
+      await until(() => aws.liveTail.openSessions === 1, 'a new Live Tail session');
+      const later = put(2, 'afresh');
+      once(await receive(again, later), later);
+    } finally {
+      again.close();
     }
   });
 

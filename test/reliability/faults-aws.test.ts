@@ -57,6 +57,9 @@ beforeAll(async () => {
       AWS_MAX_ATTEMPTS: '3',
       INSIGHTS_POLL_INTERVAL_MS: '20',
       STREAM_POLL_INTERVAL_MS: '100',
+      // The polling tail: the faults here hit its next FilterLogEvents call. A Live Tail session makes no call
+      // while it streams; its faults (drops, exceptions, refusal, a hanging open) are logs-stream-live-tail.test.ts.
+      AWS_LIVE_TAIL: 'off',
       DNS_SERVERS: dns.address,
       DNS_TIMEOUT_MS: '300',
       DNS_CACHE_TTL_MS: '0',

@@ -111,6 +111,9 @@ export class KeyFeed {
   private readonly unsubscribe: () => void;
   private lease: Lease | undefined;
   private readonly startedAt: number;
+  /** The newest seq the bus held when this replica began following the key; entries wait until it is known. */
+  private replayedTo: string | undefined;
+  private readonly waiting: BusEntry[] = [];
 
   constructor(
     readonly key: string,
@@ -120,10 +123,19 @@ export class KeyFeed {
     private readonly onFallback: () => void = () => {},
   ) {
     this.startedAt = this.now();
+    // What the buffer held when this replica began following: its events fill the window, but an `end` among them
+    // belongs to subscribers that are gone. Entries wait until that point is known.
+    void options.bus.latest(key).then(
+      (seq) => this.replayed(seq ?? BUS_START),
+      () => this.replayed(BUS_START),
+    );
     this.unsubscribe = options.bus.subscribe(
       key,
       BUS_START,
-      (entries) => this.receive(entries),
+      (entries) => {
+        if (this.replayedTo === undefined) this.waiting.push(...entries);
+        else this.receive(entries);
+      },
       () => {
         // Messages were trimmed before this replica read them: the window vouches for nothing until new ones.
         if (this.lease === undefined) this.window.complete = Number.POSITIVE_INFINITY;
@@ -150,9 +162,15 @@ export class KeyFeed {
     this.unsubscribe();
   }
 
+  private replayed(seq: string): void {
+    this.replayedTo = seq;
+    const entries = this.waiting.splice(0);
+    if (entries.length > 0 && !this.stop.signal.aborted) this.receive(entries);
+  }
+
   private receive(entries: BusEntry[]): void {
     let changed = false;
-    for (const { payload } of entries) {
+    for (const { seq, payload } of entries) {
       const m = payload as Partial<FeedMessageV1> | null;
       if (m === null || typeof m !== 'object' || typeof m.v !== 'number' || m.v < MESSAGE_VERSION) continue;
       const events = Array.isArray(m.events)
@@ -176,7 +194,8 @@ export class KeyFeed {
               : complete;
         } else this.window.complete = Math.max(this.window.complete, complete);
       }
-      if (m.end !== undefined && (m.end.kind === 'gap' || m.end.kind === 'failed' || m.end.kind === 'refused')) {
+      const current = seq > (this.replayedTo ?? BUS_START);
+      if (current && m.end !== undefined && ['gap', 'failed', 'refused'].includes(m.end.kind)) {
         for (const l of [...this.listeners]) l.end(m.end.kind, String(m.end.message ?? ''));
       }
     }
