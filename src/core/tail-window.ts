@@ -22,10 +22,14 @@ export interface RawTailEvent {
   ingestionTime: number;
 }
 
-/** An event of the window: `eventId` is `hash.k`; `level` derived from the message. */
+/**
+ * An event of the window: `eventId` is `hash.k`; `level` derived from the message; `seq` the bus entry that
+ * published it (none yet: the holder read it and its message is not stored yet — it is not delivered before).
+ */
 export interface TailEvent extends RawTailEvent {
   eventId: string;
   level: string;
+  seq?: string;
 }
 
 /** The content key of an event: 16 base64url characters (96 bits) of a SHA-256. */
@@ -61,6 +65,9 @@ export class TailWindow {
   complete = Number.POSITIVE_INFINITY;
   /** The newest time the upstream has answered for: events before it that exist are here or still on their way. */
   coveredTo = Number.NEGATIVE_INFINITY;
+  /** `coveredTo` of the newest bus entry applied, and that entry's seq: what subscribers may be given. */
+  published = Number.NEGATIVE_INFINITY;
+  appliedSeq: string | undefined;
   readonly #byId = new Map<string, TailEvent>();
   readonly #counts = new Map<string, number>();
   /** Oldest first by (timestamp, eventId). */
@@ -111,11 +118,21 @@ export class TailWindow {
     return added;
   }
 
-  /** Adds events that already have their ids (published by the holder); returns those it lacked. */
-  apply(events: TailEvent[]): TailEvent[] {
+  /**
+   * Applies a bus entry: adds its events (ids given by the holder) that the window lacks, marks them all as
+   * published by `seq`, and returns those it lacked.
+   */
+  apply(events: TailEvent[], seq?: string, coveredTo?: number): TailEvent[] {
     const added: TailEvent[] = [];
-    for (const e of events) {
-      if (this.#byId.has(e.eventId)) continue;
+    if (seq !== undefined && (this.appliedSeq === undefined || seq > this.appliedSeq)) this.appliedSeq = seq;
+    if (coveredTo !== undefined && coveredTo > this.published) this.published = coveredTo;
+    for (const given of events) {
+      const known = this.#byId.get(given.eventId);
+      if (known !== undefined) {
+        known.seq ??= seq;
+        continue;
+      }
+      const e = seq === undefined ? given : { ...given, seq };
       const dot = e.eventId.lastIndexOf('.');
       const hash = e.eventId.slice(0, dot);
       const k = Number(e.eventId.slice(dot + 1));
@@ -155,6 +172,26 @@ export class TailWindow {
     else events.splice(at, 0, e);
   }
 
+  /**
+   * Forgets events never published (a holder that lost its lease before their entry was stored): a later holder,
+   * here or elsewhere, reads them again.
+   */
+  dropUnpublished(): void {
+    const keep: TailEvent[] = [];
+    for (const e of this.#events) {
+      if (e.seq !== undefined) {
+        keep.push(e);
+        continue;
+      }
+      this.#byId.delete(e.eventId);
+      const hash = e.eventId.slice(0, e.eventId.lastIndexOf('.'));
+      const n = (this.#counts.get(hash) ?? 1) - 1;
+      if (n > 0) this.#counts.set(hash, n);
+      else this.#counts.delete(hash);
+    }
+    this.#events = keep;
+  }
+
   /** Forgets events before `horizon`; the window then vouches for nothing before it. */
   prune(horizon: number): void {
     // (Infinity, a window not complete anywhere yet, stays so.)
@@ -186,5 +223,21 @@ export class TailWindow {
   /** Looks an event up by id. */
   get(eventId: string): TailEvent | undefined {
     return this.#byId.get(eventId);
+  }
+
+  /**
+   * The ids a subscriber was given by the time it saw entry `seq` with positions up to `coveredTo`: every published
+   * event from `from` (its floor then) below `coveredTo`, by entries up to `seq`, and before `hold` when it stopped
+   * part-way. Only exact while the window holds everything from `from` on (`complete ≤ from`).
+   */
+  delivered(from: number, coveredTo: number, seq: string, hold?: [number, string]): [number, string][] {
+    const out: [number, string][] = [];
+    for (const e of this.since(from)) {
+      if (e.timestamp >= coveredTo) break;
+      if (e.seq === undefined || e.seq > seq) continue;
+      if (hold !== undefined && (e.timestamp > hold[0] || (e.timestamp === hold[0] && e.eventId >= hold[1]))) continue;
+      out.push([e.timestamp, e.eventId]);
+    }
+    return out;
   }
 }

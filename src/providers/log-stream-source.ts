@@ -71,5 +71,14 @@ export interface StreamSource<C = unknown> {
    * Sources whose live part is one upstream per key in the cluster (aws): the batch a replica's window gives
    * cursors from `from` on, and a cursor's floor (a cursor below the window's `complete` reads upstream).
    */
-  live?: { batch(window: TailWindow, from: number): unknown; floor(cursor: C): number };
+  live?: {
+    batch(window: TailWindow, from: number): unknown;
+    floor(cursor: C): number;
+    /**
+     * A cursor restored from an SSE id may name a bus position instead of listing what it was given: rebuilt from
+     * the window once it can vouch (`ready`), not yet (`wait`, while the window warms up), or never (`fallback`:
+     * the cursor goes on with what its id listed).
+     */
+    resolve(cursor: C, window: TailWindow, warming: boolean): 'ready' | 'wait' | 'fallback';
+  };
 }

@@ -1,9 +1,7 @@
-// Evidence for the lead (tail-cluster helper): resuming an aws live tail with Last-Event-ID loses events ingested
-// late (timestamp a few seconds back, well within TAIL_LOOKBACK_MS) while the client was away, once the client had
-// received more events within the lookback than its SSE id can list (~130 ids of ~20 characters fit in
-// COMPACT_BYTES = 2,900): `AwsStreamSource.compact` then moves the resume point up to the newest delivered
-// millisecond, and a late event below it is behind the restored cursor. With few events before the disconnect
-// (the ids fit) the same late events arrive. Single process, PGlite: no cluster needed to see it.
+// Resuming an aws live tail with Last-Event-ID delivers events ingested late (timestamp a few seconds back,
+// within TAIL_LOOKBACK_MS) while the client was away, however many events it had received within the lookback.
+// (Before the SSE id carried the bus position, it could list only ~130 delivered ids; past that the resume point
+// moved to the newest delivered millisecond and such late events were lost.) Single process, PGlite.
 import { ConfiguredRetryStrategy } from '@smithy/core/retry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServices } from '../../src/services/index.js';

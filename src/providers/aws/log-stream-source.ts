@@ -31,7 +31,19 @@ export interface AwsCursor {
    * not yet delivered. `ts` is at or below it; `compact` never moves past it.
    */
   hold?: [number, string];
+  /**
+   * After a delivery from a replica's window (see core/tail-window.ts): the bus entry it had reached and the
+   * `coveredTo` of that batch. With them a resumed cursor's delivered events are exactly the window's published
+   * events from `ts` below `c` by entries up to `s` (before `hold`), however many: the SSE id need not list them.
+   */
+  s?: string;
+  c?: number;
+  /** Restored with `s`/`c`: its `seen` is to be rebuilt from a window first (`live.resolve`). */
+  pending?: boolean;
 }
+
+/** What `live.resolve` found for a restored cursor. */
+export type Resolution = 'ready' | 'wait' | 'fallback';
 
 export interface AwsStreamOptions {
   /** FilterLogEvents calls per second per account and region (AWS: 5, not adjustable). */
@@ -85,6 +97,8 @@ interface TailBatch {
   /** Deduplicated, oldest first by (timestamp, eventId). */
   events: StreamEvent[];
   byId: Pick<Map<string, StreamEvent>, 'get'>;
+  /** A window's batch: the newest bus entry it includes. */
+  seq?: string;
 }
 
 /**
@@ -92,9 +106,33 @@ interface TailBatch {
  * on, the window vouching for everything at or after its `complete` up to `coveredTo`.
  */
 export function windowBatch(window: TailWindow, from: number): TailBatch {
-  const to = window.coveredTo;
-  if (!(to >= from)) return { from, to: from, coveredTo: from, truncated: false, events: [], byId: new Map() };
-  return { from, to, coveredTo: to + 1, truncated: false, events: window.since(from), byId: window };
+  // Only what is published (stored on the bus): a resumed cursor is rebuilt from published entries alone.
+  const to = window.published;
+  if (!(to >= from) || window.appliedSeq === undefined)
+    return { from, to: from, coveredTo: from, truncated: false, events: [], byId: new Map() };
+  const events = window.since(from).filter((e) => e.seq !== undefined);
+  return { from, to, coveredTo: to + 1, truncated: false, events, byId: window, seq: window.appliedSeq };
+}
+
+/** Rebuilds the delivered events of a cursor restored with a bus position, from a window that can vouch for them. */
+export function resolveCursor(cursor: AwsCursor, window: TailWindow, warming: boolean): Resolution {
+  if (!cursor.pending) return 'ready';
+  const { s, c } = cursor;
+  const caughtUp = window.appliedSeq !== undefined && s !== undefined && window.appliedSeq >= s;
+  if (caughtUp && c !== undefined && window.complete <= cursor.ts) {
+    const given = new Map(cursor.seen.map(([ts, id]) => [id, ts]));
+    for (const [ts, id] of window.delivered(cursor.ts, c, s, cursor.hold)) given.set(id, ts);
+    cursor.seen = [...given].map(([id, ts]): [number, string] => [ts, id]);
+    cursor.seen.sort((x, y) => x[0] - y[0] || (x[1] < y[1] ? -1 : x[1] > y[1] ? 1 : 0));
+    cursor.pending = false;
+    return 'ready';
+  }
+  if (warming) return 'wait';
+  // The window cannot say (its entries are gone, or it does not reach back so far): the ids the SSE id carried.
+  cursor.pending = false;
+  delete cursor.s;
+  delete cursor.c;
+  return 'fallback';
 }
 
 const byKey = (a: StreamEvent, b: StreamEvent) =>
@@ -147,7 +185,7 @@ const isNotFound = (error: unknown) => (error as { name?: unknown } | null)?.nam
 export class AwsStreamSource implements StreamSource<AwsCursor> {
   private readonly options: AwsStreamOptions;
   private readonly limiters = new Map<string, RateLimiter>();
-  readonly live = { batch: windowBatch, floor: (cursor: AwsCursor) => cursor.ts };
+  readonly live = { batch: windowBatch, floor: (cursor: AwsCursor) => cursor.ts, resolve: resolveCursor };
   private readonly now: () => number;
 
   constructor(options: Partial<AwsStreamOptions> & Pick<AwsStreamOptions, 'aws'>) {
@@ -458,6 +496,10 @@ export class AwsStreamSource implements StreamSource<AwsCursor> {
     const out: AwsCursor = { ts: floor, seen: kept };
     if (upTo !== undefined && floor === cursor.ts) out.upTo = upTo;
     if (next !== undefined) out.hold = [next.timestamp, next.eventId];
+    if (b.seq !== undefined) {
+      out.s = b.seq;
+      out.c = b.coveredTo;
+    }
     return { events, cursor: out, more: next !== undefined };
   }
 
@@ -470,6 +512,24 @@ export class AwsStreamSource implements StreamSource<AwsCursor> {
    * delivered beyond it (by earlier reads) as fit — the others would be sent again, none is lost.
    */
   compact(cursor: AwsCursor): unknown {
+    if (cursor.s !== undefined && cursor.c !== undefined) {
+      // The bus position says what was delivered; the ids (as many as fit) are for a replica whose window cannot.
+      const out = {
+        t: cursor.ts,
+        ...(cursor.upTo === undefined ? {} : { a: cursor.upTo }),
+        s: cursor.s,
+        c: cursor.c,
+        ...(cursor.hold === undefined ? {} : { h: cursor.hold }),
+        i: [] as string[],
+      };
+      let bytes = jsonBytes(out);
+      for (const [, id] of cursor.seen) {
+        bytes += jsonBytes(id) + 1;
+        if (bytes > COMPACT_BYTES) break;
+        out.i.push(id);
+      }
+      return out;
+    }
     const ids = cursor.seen.map(([, id]) => id);
     const full = { t: cursor.ts, ...(cursor.upTo === undefined ? {} : { a: cursor.upTo }), i: ids };
     if (jsonBytes(full) <= COMPACT_BYTES) return full;
@@ -508,6 +568,14 @@ export class AwsStreamSource implements StreamSource<AwsCursor> {
     // Their timestamps are not in the id; `t` is a lower bound, and the next read finds the real ones.
     const cursor: AwsCursor = { ts: t, seen: [...new Set(i as string[])].map((id): [number, string] => [t, id]) };
     if (a !== undefined) cursor.upTo = a;
+    const { s, c, h } = value as { s?: unknown; c?: unknown; h?: unknown };
+    if (typeof s === 'string' && s.length > 0 && s.length <= 64 && Number.isSafeInteger(c) && (c as number) >= t) {
+      cursor.s = s;
+      cursor.c = c as number;
+      cursor.pending = true;
+      if (Array.isArray(h) && h.length === 2 && Number.isSafeInteger(h[0]) && isId(h[1]) && (h[0] as number) >= t)
+        cursor.hold = [h[0] as number, h[1] as string];
+    }
     return cursor;
   }
 }

@@ -179,7 +179,9 @@ export class KeyFeed {
             return e === undefined ? [] : [e];
           })
         : [];
-      if (this.window.apply(events).length > 0) changed = true;
+      const before = this.window.published;
+      const coveredTo = typeof m.coveredTo === 'number' ? m.coveredTo : undefined;
+      if (this.window.apply(events, seq, coveredTo).length > 0 || this.window.published > before) changed = true;
       if (typeof m.coveredTo === 'number' && m.coveredTo > this.window.coveredTo) {
         this.window.coveredTo = m.coveredTo;
         changed = true;
@@ -244,8 +246,20 @@ export class KeyFeed {
         ...(end === undefined ? {} : { end }),
       };
       since = at;
-      await this.options.bus.publish(this.key, message);
-      // This replica's subscribers need not wait for the message to come back.
+      // Retried while this replica holds the key: a message not stored is not given to anyone.
+      let seq: string;
+      for (let wait = 100; ; wait = Math.min(2_000, wait * 2)) {
+        try {
+          seq = await this.options.bus.publish(this.key, message);
+          break;
+        } catch (error) {
+          if (run.signal.aborted) throw error;
+          this.options.log?.warn({ err: error }, 'tail bus: could not publish; retrying');
+          await sleep(wait, undefined, { signal: run.signal }).catch(() => {});
+        }
+      }
+      // Stored: this replica's subscribers may have it now, without waiting for it to come back through the bus.
+      this.window.apply(events, seq, message.coveredTo);
       if (events.length > 0 || end === undefined) for (const l of this.listeners) l.wake();
     };
     let share: (() => void) | undefined;
@@ -277,6 +291,7 @@ export class KeyFeed {
       if (!run.signal.aborted) this.options.log?.error({ err: error }, 'tail upstream failed');
     } finally {
       share?.();
+      this.window.dropUnpublished();
       this.mode = undefined;
       this.stop.signal.removeEventListener('abort', onAbort);
       lease.lost.removeEventListener('abort', onAbort);

@@ -167,14 +167,17 @@ export class TailHub {
     const shared = poller.shared;
     if (live !== undefined && shared !== undefined) {
       const window = shared.feed.window;
-      const inWindow = ready.filter((s) => live.floor(s.cursor) >= window.complete);
+      const warming = shared.feed.age < this.warmupWaitMs;
+      // Cursors resumed from a bus position wait (while the window warms up) until the window can rebuild them.
+      const resolved = ready.filter((s) => live.resolve(s.cursor, window, warming) !== 'wait');
+      const inWindow = resolved.filter((s) => live.floor(s.cursor) >= window.complete);
       if (inWindow.length > 0) {
         const from = Math.min(...inWindow.map((s) => live.floor(s.cursor)));
         this.deliver(poller, inWindow, live.batch(window, from));
       }
-      const behind = ready.filter((s) => live.floor(s.cursor) < window.complete);
-      const warming = window.complete === Number.POSITIVE_INFINITY && shared.feed.age < this.warmupWaitMs;
-      if (behind.length > 0 && !warming) await this.read(poller, behind);
+      const behind = resolved.filter((s) => live.floor(s.cursor) < window.complete);
+      if (behind.length > 0 && !(warming && window.complete === Number.POSITIVE_INFINITY))
+        await this.read(poller, behind);
       return;
     }
     await this.read(poller, ready);
