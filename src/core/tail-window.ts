@@ -65,6 +65,11 @@ export class TailWindow {
   complete = Number.POSITIVE_INFINITY;
   /** The newest time the upstream has answered for: events before it that exist are here or still on their way. */
   coveredTo = Number.NEGATIVE_INFINITY;
+  /**
+   * Every published event from this timestamp on is still here (events before it were pruned, or — Infinity —
+   * bus entries were missed): what `delivered` can rebuild exactly. Unlike `complete`, a gap upstream leaves it.
+   */
+  heldFrom = Number.NEGATIVE_INFINITY;
   /** `coveredTo` of the newest bus entry applied, and that entry's seq: what subscribers may be given. */
   published = Number.NEGATIVE_INFINITY;
   appliedSeq: string | undefined;
@@ -196,6 +201,7 @@ export class TailWindow {
   prune(horizon: number): void {
     // (Infinity, a window not complete anywhere yet, stays so.)
     this.complete = Math.max(this.complete, horizon);
+    this.heldFrom = Math.max(this.heldFrom, horizon);
     const events = this.#events;
     let cut = 0;
     while (cut < events.length && events[cut]!.timestamp < horizon) cut++;
@@ -228,7 +234,7 @@ export class TailWindow {
   /**
    * The ids a subscriber was given by the time it saw entry `seq` with positions up to `coveredTo`: every published
    * event from `from` (its floor then) below `coveredTo`, by entries up to `seq`, and before `hold` when it stopped
-   * part-way. Only exact while the window holds everything from `from` on (`complete ≤ from`).
+   * part-way. Exact while the window holds every published event from `from` on (`heldFrom ≤ from`).
    */
   delivered(from: number, coveredTo: number, seq: string, hold?: [number, string]): [number, string][] {
     const out: [number, string][] = [];

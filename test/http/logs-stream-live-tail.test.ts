@@ -193,6 +193,45 @@ describe('the aws live tail (StartLiveTail)', () => {
     }
   });
 
+  it('ends with logs:stream:gap when a seam cannot be filled; the client resumes from its last complete position', async () => {
+    const s = await openTail();
+    const got: string[] = [];
+    let lastId: string | undefined;
+    try {
+      await until(() => aws.liveTail.openSessions === 1, 'a Live Tail session');
+      got.push(...(await receive(s, put(3, 'before-gap'))));
+      // A sampled burst whose fill needs more FilterLogEvents pages than one read takes (10 of 20 events).
+      aws.logs.options.filterPageSize = 20;
+      const burst = put(1_500, 'gap-burst');
+      let frame = await s.next(15_000);
+      while (frame !== undefined && frame.event !== 'error') {
+        got.push(...(frame.data?.events ?? []).map((e: { message: string }) => e.message));
+        frame = await s.next(15_000);
+      }
+      expect(frame?.data?.code).toBe('logs:stream:gap');
+      const final = await s.next(5_000);
+      expect(final?.data?.isFinal).toBe(true);
+      lastId = final?.id;
+      expect(got.filter((m) => burst.includes(m)).length).toBeLessThan(burst.length);
+    } finally {
+      s.close();
+      aws.logs.options.filterPageSize = 10_000;
+    }
+    // The rest of the burst, and nothing the client already had.
+    const r = await openTail(lastId);
+    try {
+      const burstLeft = aws.logs
+        .events('/app/web')
+        .map((e) => e.message)
+        .filter((m) => m.includes('gap-burst') && !got.includes(m));
+      const resumed = await receive(r, burstLeft, 20_000);
+      once([...got, ...resumed], burstLeft);
+      expect(resumed.filter((m) => got.includes(m))).toEqual([]);
+    } finally {
+      r.close();
+    }
+  });
+
   it('resumes with Last-Event-ID exactly where the client left', async () => {
     const s = await openTail();
     const first = put(4, 'resume-a');
@@ -221,7 +260,11 @@ describe('the aws live tail (StartLiveTail)', () => {
     try {
       const polled = put(3, 'after-hang');
       once(await receive(s, polled, 20_000), polled);
+      // Two sessions that never started (each bounded by AWS_CALL_TIMEOUT_MS): the key polls from then on.
+      await until(() => t.services.streams.upstreams().poll === 1, 'the fallback to polling', 15_000);
       expect(t.services.streams.upstreams()).toEqual({ live: 0, poll: 1 });
+      const later = put(2, 'polled-after-hang');
+      once(await receive(s, later), later);
     } finally {
       s.close();
       aws.clearFaults();

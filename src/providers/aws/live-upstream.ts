@@ -229,11 +229,12 @@ export class AwsLiveUpstream {
       const session = window.session();
       await this.fill(query, window, this.fillFrom(window, this.now()), sink, signal);
       const pending = new Map<number, Promise<{ at: number; r: IteratorResult<LiveTailMessage> }>>();
-      const pull = (at: number) =>
-        pending.set(
-          at,
-          iterators[at]!.next().then((r) => ({ at, r })),
-        );
+      const pull = (at: number) => {
+        const next = iterators[at]!.next().then((r) => ({ at, r }));
+        // Raced below; once this round has ended (another session failed, a fill threw) nobody waits on it.
+        next.catch(() => {});
+        pending.set(at, next);
+      };
       iterators.forEach((_, at) => pull(at));
       let sampledSince: number | undefined;
       let lastFill = this.now();

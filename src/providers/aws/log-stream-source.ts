@@ -119,7 +119,9 @@ export function resolveCursor(cursor: AwsCursor, window: TailWindow, warming: bo
   if (!cursor.pending) return 'ready';
   const { s, c } = cursor;
   const caughtUp = window.appliedSeq !== undefined && s !== undefined && window.appliedSeq >= s;
-  if (caughtUp && c !== undefined && window.complete <= cursor.ts) {
+  // What the cursor was given is rebuilt from the published events the window still holds; whether the window
+  // vouches for the rest (`complete`) decides later whether the cursor reads from it or upstream (after a gap).
+  if (caughtUp && c !== undefined && window.heldFrom <= cursor.ts) {
     const given = new Map(cursor.seen.map(([ts, id]) => [id, ts]));
     for (const [ts, id] of window.delivered(cursor.ts, c, s, cursor.hold)) given.set(id, ts);
     cursor.seen = [...given].map(([id, ts]): [number, string] => [ts, id]);
@@ -456,9 +458,10 @@ export class AwsStreamSource implements StreamSource<AwsCursor> {
     const seen = new Map<string, number>();
     for (const [ts, id] of cursor.seen) {
       const e = b.byId.get(id);
-      // The read covered [cursor.ts, coveredTo): an id it did not find there is gone, unless it lies beyond.
+      // The read covered [cursor.ts, coveredTo): an id it did not find there is gone, unless it lies beyond (a
+      // window that has not yet published what an earlier upstream read delivered).
       if (e !== undefined) seen.set(id, e.timestamp);
-      else if (b.truncated) seen.set(id, ts);
+      else if (b.truncated || ts >= b.coveredTo) seen.set(id, ts);
     }
     const upTo = cursor.upTo;
     const behind = (e: StreamEvent) =>

@@ -139,6 +139,7 @@ export class KeyFeed {
       () => {
         // Messages were trimmed before this replica read them: the window vouches for nothing until new ones.
         if (this.lease === undefined) this.window.complete = Number.POSITIVE_INFINITY;
+        this.window.heldFrom = Number.POSITIVE_INFINITY;
       },
     );
     void this.holdWhenFree();
