@@ -1,13 +1,14 @@
 // Per-principal request rate limits (RATE_LIMIT_MAX per RATE_LIMIT_WINDOW_MS), in the process or shared in Redis.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer, Socket } from 'node:net';
+import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config.js';
 import { startTestApp, type TestApp, type TestResponse } from '../support/app.js';
 import { expectError } from '../support/assertions.js';
 import { baseWorld, mergeWorld, ORG_A, TOKENS } from '../support/world.js';
+import { reachable, TEST_REDIS_URL } from '../support/redis.js';
 
 const CHEAP = '/module-categories';
 const IDP = `/organizations/${ORG_A}/permitted-identity-providers`;
@@ -114,23 +115,7 @@ describe('per-principal rate limit windows', () => {
 // ---------------------------------------------------------------------------------------------------------------
 // Redis: one budget across replicas; Redis failing fails open to the replica's own count.
 
-const SHARED_REDIS = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-
-async function reachable(url: string): Promise<boolean> {
-  const { hostname, port } = new URL(url);
-  const socket = new Socket();
-  try {
-    return await new Promise<boolean>((resolve) => {
-      socket.setTimeout(1_000);
-      socket.once('connect', () => resolve(true));
-      socket.once('error', () => resolve(false));
-      socket.once('timeout', () => resolve(false));
-      socket.connect(Number(port || 6379), hostname);
-    });
-  } finally {
-    socket.destroy();
-  }
-}
+const SHARED_REDIS = TEST_REDIS_URL;
 
 const redisUp = await reachable(SHARED_REDIS);
 const redisServerBinary = spawnSync('redis-server', ['--version']).status === 0;

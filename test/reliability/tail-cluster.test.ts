@@ -6,7 +6,6 @@
 // FilterLogEvents stays within the cluster-wide 5/s. Once with the PostgreSQL bus, once with Redis streams; and
 // once with StartLiveTail refused (one poller per key). PostgreSQL only: a cluster needs it.
 import { randomBytes } from 'node:crypto';
-import { Socket } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPostgres } from '../support/database.js';
@@ -31,6 +30,7 @@ import {
   type TailSubscriber,
   until,
 } from './support/tail-cluster-world.js';
+import { reachable, TEST_REDIS_URL } from '../support/redis.js';
 
 const SUBSCRIBERS = 300;
 const SECOND_KEY_SUBSCRIBERS = 6;
@@ -51,23 +51,7 @@ const KEYS: TailKey[] = [
 ];
 const [KEY1, KEY2] = KEYS as [TailKey, TailKey];
 
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-
-async function reachable(url: string): Promise<boolean> {
-  const { hostname, port } = new URL(url);
-  const socket = new Socket();
-  try {
-    return await new Promise<boolean>((resolve) => {
-      socket.setTimeout(1_000);
-      socket.once('connect', () => resolve(true));
-      socket.once('error', () => resolve(false));
-      socket.once('timeout', () => resolve(false));
-      socket.connect(Number(port || 6379), hostname);
-    });
-  } finally {
-    socket.destroy();
-  }
-}
+const REDIS_URL = TEST_REDIS_URL;
 
 const redisUp = FULL && onPostgres ? await reachable(REDIS_URL) : false;
 

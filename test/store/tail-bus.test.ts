@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -18,24 +17,9 @@ import {
 import { keyHash } from '../../src/store/tail-bus/subscriptions.js';
 import { startDbProxy, type DbProxy } from '../reliability/support/db-proxy.js';
 import { createTestDatabase, onPostgres } from '../support/database.js';
+import { reachable, TEST_REDIS_URL } from '../support/redis.js';
 
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-
-async function reachable(url: string): Promise<boolean> {
-  const { hostname, port } = new URL(url);
-  const socket = new Socket();
-  try {
-    return await new Promise<boolean>((resolve) => {
-      socket.setTimeout(1_000);
-      socket.once('connect', () => resolve(true));
-      socket.once('error', () => resolve(false));
-      socket.once('timeout', () => resolve(false));
-      socket.connect(Number(port || 6379), hostname);
-    });
-  } finally {
-    socket.destroy();
-  }
-}
+const REDIS_URL = TEST_REDIS_URL;
 
 const redisUp = await reachable(REDIS_URL);
 
