@@ -13,6 +13,8 @@ export const ConfigSchema = Type.Object({
   HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
   BERTH_DATA_DIR: Type.String({ minLength: 1, default: './.berth' }),
+  /** The built log explorer (`npm run build` writes it); served at /ui/. Empty: dist/ui of this package. */
+  UI_DIR: Type.String({ default: '' }),
   LOG_LEVEL: literalUnion(SERVER_LOG_LEVELS, { default: 'info' }),
   BODY_LIMIT_BYTES: Int(1024, 64 * 1024 * 1024, 1024 * 1024),
   SHUTDOWN_TIMEOUT_MS: Int(100, 600_000, 10_000),

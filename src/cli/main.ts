@@ -50,6 +50,7 @@ function demoBanner(url: string): string {
     '',
     `Berth is serving the demo organization at ${base}`,
     `Demo token (owner of org-acme): ${DEMO_TOKEN}`,
+    `Log explorer: ${base}/ui/logs  (paste the demo token to sign in)`,
     '',
     'Try:',
     `  curl -s ${auth} ${base}/organizations/org-acme/permitted-identity-providers`,

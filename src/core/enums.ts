@@ -1,4 +1,5 @@
 import { Type, type SchemaOptions, type TLiteral, type TUnion } from '@sinclair/typebox';
+import { LOG_LEVELS, type LogLevel } from './level-names.js';
 
 /**
  * Every closed set of values Berth knows, each listed once: the values (in the order the API lists them), the
@@ -75,8 +76,7 @@ export type ConflictType = (typeof CONFLICT_TYPES)[number];
 export const ConflictTypeSchema = literalUnion(CONFLICT_TYPES);
 
 /** Levels of log events Berth reports, most to least verbose, then UNKNOWN. */
-export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'FATAL', 'UNKNOWN'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
+export { LOG_LEVELS, type LogLevel };
 export const LogLevelSchema = literalUnion(LOG_LEVELS);
 
 /** Levels of Berth's own log (pino's names). */

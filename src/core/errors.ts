@@ -22,6 +22,7 @@ export const CATALOGUE = {
   'validation:request:unsupported-media-type': { status: 415, message: 'The request body must be application/json.' },
   'validation:request:body-too-large': { status: 413, message: 'The request body is too large.' },
   'http:route:not-found': { status: 404, message: 'No such route.' },
+  'ui:page:not-built': { status: 503, message: 'The log explorer page has not been built.' },
   'http:method:not-allowed': { status: 405, message: 'The method is not allowed on this route.' },
   'http:request:rate-limited': { status: 429, message: 'Too many requests.' },
   'http:request:headers-too-large': { status: 431, message: 'The request headers are too large.' },
@@ -65,6 +66,7 @@ export const CATALOGUE = {
     message: 'The deployment resource snapshot does not name its log streams.',
   },
   'logs:account:not-found': { status: 404, message: 'The cloud account was not found.' },
+  'logs:organization:not-found': { status: 404, message: 'The organization was not found.' },
   'logs:account:not-local': { status: 422, message: 'Events can only be ingested into a local cloud account.' },
   'logs:ingest:too-large': { status: 413, message: 'Too many events in one request.' },
   'logs:ingest:idempotency-key-reused': {

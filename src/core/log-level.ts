@@ -1,6 +1,6 @@
-import type { LogLevel as Level } from './enums.js';
+import type { LogLevel as Level } from './level-names.js';
 
-export { LOG_LEVELS as LEVELS, type LogLevel as Level } from './enums.js';
+export { LOG_LEVELS as LEVELS, type LogLevel as Level } from './level-names.js';
 
 const NAMES: Record<string, Level> = {
   trace: 'TRACE',

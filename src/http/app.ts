@@ -1,5 +1,6 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Socket } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import secureJson from 'secure-json-parse';
@@ -26,12 +27,15 @@ import { validatorCompiler } from './validation.js';
 import { healthRoutes } from './routes/health.js';
 import { logIngestRoutes } from './routes/log-ingest.js';
 import { logQueryRoutes } from './routes/logs-query.js';
+import { logHistogramRoutes } from './routes/logs-histogram.js';
 import { logStreamRoutes } from './routes/logs-stream.js';
 import { moduleCategoryRoutes } from './routes/module-categories.js';
 import { certificateRoutes } from './routes/certificates.js';
 import { domainRoutes } from './routes/domains.js';
 import { organizationRoutes } from './routes/organizations.js';
 import { apiKeyRoutes } from './routes/api-keys.js';
+import { catalogRoutes } from './routes/catalog.js';
+import { uiRoutes } from './routes/ui.js';
 
 export interface AppDeps {
   config: Config;
@@ -57,6 +61,11 @@ function lingeringClose(this: Socket): void {
   const timer = setTimeout(close, LINGER_MS).unref();
   this.once('end', close);
   this.once('close', () => clearTimeout(timer));
+}
+
+/** Where `npm run build` leaves the log explorer: dist/ui beside this package's code, unless UI_DIR says otherwise. */
+function uiDirOf(config: Config): string {
+  return config.UI_DIR !== '' ? config.UI_DIR : fileURLToPath(new URL('../../dist/ui', import.meta.url));
 }
 
 /** Builds the HTTP app from its dependencies; never listens. */
@@ -151,6 +160,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     isUnderPressure,
   });
 
+  await app.register(uiRoutes, { dir: uiDirOf(config) });
+
   await app.register(async (api) => {
     api.addHook(
       'onRequest',
@@ -160,11 +171,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     api.addHook('onSend', settleWritesHook(services.caches));
     await api.register(organizationRoutes, { organizations: services.organizations });
     await api.register(apiKeyRoutes, { apiKeys: services.apiKeys });
+    await api.register(catalogRoutes, { identity: services.identity, catalog: services.catalog });
     await api.register(moduleCategoryRoutes, { categories: services.categories });
     await api.register(logIngestRoutes, { ingest: services.ingest });
     await api.register(domainRoutes, { domains: services.domains, nameAvailability: services.nameAvailability });
     await api.register(certificateRoutes, { certificates: services.certificates });
     await api.register(logQueryRoutes, { logs: services.logs });
+    await api.register(logHistogramRoutes, { logs: services.logs });
     await api.register(logStreamRoutes, { streams: services.streams });
   });
 

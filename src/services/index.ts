@@ -34,6 +34,8 @@ import { openChangeFeed } from '../store/change-feed.js';
 import { HealthService } from './health.js';
 import { ApiKeyService } from './api-keys.js';
 import { HeavyWork } from './heavy-work.js';
+import { IdentityService } from './identity.js';
+import { LogCatalogService } from './log-catalog.js';
 
 /** Everything route code talks to; built once per process from its dependencies. */
 export interface Services {
@@ -41,6 +43,9 @@ export interface Services {
   /** The in-process caches' link to the change feed: `settle()` after a write, `watch()` for the log. */
   caches: CacheInvalidation;
   organizations: OrganizationService;
+  /** Who a token is (`GET /me`) and what it can look at in an organization (its log catalog). */
+  identity: IdentityService;
+  catalog: LogCatalogService;
   health: HealthService;
   apiKeys: ApiKeyService;
   categories: ModuleCategoryService;
@@ -165,6 +170,8 @@ export function createServices(store: Store, config: Config, overrides: ServiceO
     authentication: new AuthenticationService(store.db, caches, cached),
     caches,
     organizations: new OrganizationService(store.db, caches, cached),
+    identity: new IdentityService(store.db),
+    catalog: new LogCatalogService(store.db),
     health: new HealthService(store),
     apiKeys: new ApiKeyService(store.db, config.CURSOR_SECRET),
     categories: new ModuleCategoryService(store.db),

@@ -466,7 +466,12 @@ describe('generators', () => {
 
 describe('LogQueryService with backends that misbehave', () => {
   function stub(fetch: LogBackend['fetch']): LogBackend {
-    return { capabilities: backends.local.capabilities, units: (targets) => [targets], fetch };
+    return {
+      capabilities: backends.local.capabilities,
+      units: (targets) => [targets],
+      fetch,
+      histogram: (r) => backends.local.histogram(r),
+    };
   }
   const withStubAws =
     (aws: LogBackend): BackendFor =>

@@ -181,7 +181,9 @@ export function installErrorHandling(app: FastifyInstance, routes: readonly { me
   // Runs outside the authenticated scope: whether a method exists on a path does not depend on the token.
   app.setNotFoundHandler((request, reply) => {
     const allowed = allowedMethods(request.url);
-    if (allowed.length === 0) return sendError(request, reply, appError('http:route:not-found'));
+    // A route that matched may still find nothing (a file the page does not have): that is a 404, not a 405.
+    if (allowed.length === 0 || allowed.includes(request.method))
+      return sendError(request, reply, appError('http:route:not-found'));
     return sendError(request, reply, appError('http:method:not-allowed', { headers: { allow: allowed.join(', ') } }));
   });
 }

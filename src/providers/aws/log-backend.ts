@@ -1,6 +1,7 @@
 import {
   type CloudWatchLogsClient,
   GetQueryResultsCommand,
+  type GetQueryResultsCommandOutput,
   StartQueryCommand,
   StopQueryCommand,
   type ResultField,
@@ -20,7 +21,8 @@ import {
 import type { AwsClients } from './clients.js';
 import type { AwsQuotas } from './quotas.js';
 import { concurrencyLimit, runLimited, type ConcurrencyLimit } from '../../core/concurrency.js';
-import type { FetchRequest, FetchResult, LogBackend } from '../log-backend.js';
+import type { BucketCount, BucketLayout } from '../../core/log-query/histogram.js';
+import type { FetchRequest, FetchResult, HistogramRequest, HistogramResult, LogBackend } from '../log-backend.js';
 
 export interface InsightsOptions {
   /** Log groups one StartQuery may name (AWS: 50). */
@@ -67,17 +69,15 @@ function streamClause(streams: StreamSelector): string | undefined {
 }
 
 /**
- * The query text for one unit: the sources' stream restrictions, the exact
- * millisecond window (StartQuery itself takes whole seconds), the pushed
- * filter, newest first, at most `limit` rows.
+ * The commands that scope a unit's query: the sources' stream restrictions, the exact millisecond window
+ * (StartQuery itself takes whole seconds) and the pushed filter.
  */
-export function buildInsightsQuery(
+function scopeCommands(
   targets: LogTarget[],
   window: { startMs: number; endMs: number },
   filterCommand: string,
-  limit: number,
-): string {
-  const parts = ['fields @timestamp, @message, @logStream, @log, @ptr'];
+): string[] {
+  const parts: string[] = [];
   const byGroup = new Map<string, StreamSelector[]>();
   for (const t of targets) byGroup.set(t.logGroup, [...(byGroup.get(t.logGroup) ?? []), t.streams]);
   const restricted = [...byGroup.values()].some((sels) => sels.every((s) => s.kind !== 'all'));
@@ -93,8 +93,40 @@ export function buildInsightsQuery(
   }
   parts.push(`filter toMillis(@timestamp) >= ${window.startMs} and toMillis(@timestamp) <= ${window.endMs}`);
   if (filterCommand !== '') parts.push(filterCommand);
-  parts.push('sort @timestamp desc', `limit ${limit}`);
-  return parts.join('\n| ');
+  return parts;
+}
+
+/**
+ * The query text for one unit: the sources' stream restrictions, the exact
+ * millisecond window (StartQuery itself takes whole seconds), the pushed
+ * filter, newest first, at most `limit` rows.
+ */
+export function buildInsightsQuery(
+  targets: LogTarget[],
+  window: { startMs: number; endMs: number },
+  filterCommand: string,
+  limit: number,
+): string {
+  return [
+    'fields @timestamp, @message, @logStream, @log, @ptr',
+    ...scopeCommands(targets, window, filterCommand),
+    'sort @timestamp desc',
+    `limit ${limit}`,
+  ].join('\n| ');
+}
+
+/**
+ * The histogram's query for one unit: the same scope as `buildInsightsQuery`, then the bucket index of each row,
+ * aligned to the window's start (`bin()` would align buckets to the epoch, not to the window), and one row per
+ * bucket with its count: `toMillis`, `floor`, arithmetic and `stats count(*) as n by b` are all documented
+ * (CWL_QuerySyntax). A bucket without rows has no row.
+ */
+export function buildInsightsHistogramQuery(targets: LogTarget[], layout: BucketLayout, filterCommand: string): string {
+  return [
+    ...scopeCommands(targets, layout, filterCommand),
+    `fields floor((toMillis(@timestamp) - ${layout.startMs}) / ${layout.widthMs}) as b`,
+    'stats count(*) as n by b',
+  ].join('\n| ');
 }
 
 const field = (row: ResultField[], name: string) => row.find((f) => f.field === name)?.value ?? '';
@@ -136,25 +168,98 @@ export class InsightsLogBackend implements LogBackend {
   }
 
   async fetch({ targets: requested, window, filter, limit, signal }: FetchRequest): Promise<FetchResult> {
-    // A target naming no stream (an EC2 instance without a release yet) matches nothing, and
-    // `@logStream in []` is no valid query: leave it out, and skip the query when nothing is left.
-    const targets = requested.filter((t) => t.streams.kind !== 'names' || t.streams.names.length > 0);
+    const targets = queryable(requested);
     const first = targets[0];
     if (first === undefined) return { rows: [], exhausted: true };
     const compiled = compileInsightsFilter(filter);
     if (compiled.matchesNothing) return { rows: [], exhausted: true };
     const rowsLimit = Math.min(limit, this.options.maxRowsPerQuery ?? 10_000);
     const queryString = buildInsightsQuery(targets, window, compiled.command, rowsLimit);
+    const groups = [...new Set(targets.map((t) => t.logGroup))];
+    return this.query(first, groups, window, queryString, rowsLimit, signal, (out) => {
+      const all = (out.results ?? []).map(toRow);
+      const rows = all.filter((r) => Number.isFinite(r.timestamp));
+      rows.sort((a, b) => b.timestamp - a.timestamp || (a.eventId < b.eventId ? 1 : a.eventId > b.eventId ? -1 : 0));
+      const matched = out.statistics?.recordsMatched ?? 0;
+      // A row whose time cannot be read cannot be placed on a page: its group's answer is partial, never silently short.
+      const unreadable = all
+        .filter((r) => !Number.isFinite(r.timestamp))
+        .map((r) => (groups.includes(r.logGroup) ? [r.logGroup] : groups));
+      const missed = [...new Set(unreadable.flat())];
+      return {
+        rows,
+        exhausted: all.length < rowsLimit && matched <= all.length,
+        ...(missed.length > 0 ? { missed } : {}),
+      };
+    });
+  }
+
+  /**
+   * One `stats` query for the unit, counted against the account's Insights quota like the query's. Insights cannot
+   * derive Berth's levels from the message (JSON fields, pino numbers, a leading word: see `deriveLevel`), so every
+   * row is counted under UNKNOWN, and said so in `inexact`.
+   */
+  async histogram({ targets: requested, layout, filter, signal }: HistogramRequest): Promise<HistogramResult> {
+    const targets = queryable(requested);
+    const first = targets[0];
+    if (first === undefined) return { counts: [] };
+    const compiled = compileInsightsFilter(filter);
+    if (compiled.matchesNothing) return { counts: [] };
+    const inexact = [
+      `levels: ${this.capabilities.backend} cannot derive the levels Berth derives from the message: its rows are counted under UNKNOWN`,
+    ];
+    if (compiled.relaxed)
+      inexact.push(
+        `filter: longer than a ${this.capabilities.backend} query may be: it was left out of the histogram, whose counts include rows it would exclude`,
+      );
+    const queryString = buildInsightsHistogramQuery(targets, layout, compiled.command);
+    const groups = [...new Set(targets.map((t) => t.logGroup))];
+    // One result row per bucket at most.
+    return this.query(first, groups, layout, queryString, layout.count, signal, (out) => {
+      const counts: BucketCount[] = [];
+      let unreadable = false;
+      for (const row of out.results ?? []) {
+        const bucket = Number(field(row, 'b'));
+        const count = Number(field(row, 'n'));
+        if (
+          !Number.isInteger(bucket) ||
+          bucket < 0 ||
+          bucket >= layout.count ||
+          !Number.isInteger(count) ||
+          count < 0
+        ) {
+          unreadable = true;
+          continue;
+        }
+        counts.push({ bucket, level: 'UNKNOWN', count });
+      }
+      // A count that cannot be placed in a bucket: the unit's answer is partial, never silently short.
+      return { counts, inexact, ...(unreadable ? { missed: groups } : {}) };
+    });
+  }
+
+  /**
+   * StartQuery, GetQueryResults until final (`complete` reads it), StopQuery when abandoned; within this process's
+   * limit for the account and one of the account's Insights slots.
+   */
+  private query<T>(
+    first: LogTarget,
+    groups: string[],
+    window: TimeWindow,
+    queryString: string,
+    limit: number,
+    signal: AbortSignal,
+    complete: (out: GetQueryResultsCommandOutput) => T,
+  ): Promise<T> {
     // Asked for at every call, not held: a query outlives one call, and the factory may retire a client unused that long.
     const client = () => this.options.aws.cloudWatchLogs(first.account, first.region);
-    const groups = [...new Set(targets.map((t) => t.logGroup))];
     // The per-process limit stays in front of the cluster's: this process's queries of an account queue here, in
     // memory, and it still bounds them while the database cannot be asked (a lease lost or not released).
     return runLimited(this.limiter(first.account, first.region), signal, async () => {
       // Held until the unit is over, StopQuery included: the query counts against the account until it is stopped.
       const slot = await this.options.quotas?.insightsSlot(first.account, first.region, signal);
       try {
-        return await this.query(client, groups, window, queryString, rowsLimit, signal);
+        return await this.poll(client, groups, window, queryString, limit, signal, complete);
       } finally {
         await slot?.release();
       }
@@ -162,21 +267,22 @@ export class InsightsLogBackend implements LogBackend {
   }
 
   /** StartQuery, GetQueryResults until final, StopQuery when abandoned. */
-  private async query(
+  private async poll<T>(
     client: () => CloudWatchLogsClient,
     groups: string[],
     window: TimeWindow,
     queryString: string,
-    rowsLimit: number,
+    limit: number,
     signal: AbortSignal,
-  ): Promise<FetchResult> {
+    complete: (out: GetQueryResultsCommandOutput) => T,
+  ): Promise<T> {
     const started = await client().send(
       new StartQueryCommand({
         logGroupNames: groups,
         startTime: Math.floor(window.startMs / 1000),
         endTime: Math.ceil(window.endMs / 1000),
         queryString,
-        limit: rowsLimit,
+        limit,
       }),
       { abortSignal: signal },
     );
@@ -189,22 +295,7 @@ export class InsightsLogBackend implements LogBackend {
         const status = out.status ?? 'Unknown';
         if (status === 'Complete') {
           finished = true;
-          const all = (out.results ?? []).map(toRow);
-          const rows = all.filter((r) => Number.isFinite(r.timestamp));
-          rows.sort(
-            (a, b) => b.timestamp - a.timestamp || (a.eventId < b.eventId ? 1 : a.eventId > b.eventId ? -1 : 0),
-          );
-          const matched = out.statistics?.recordsMatched ?? 0;
-          // A row whose time cannot be read cannot be placed on a page: its group's answer is partial, never silently short.
-          const unreadable = all
-            .filter((r) => !Number.isFinite(r.timestamp))
-            .map((r) => (groups.includes(r.logGroup) ? [r.logGroup] : groups));
-          const missed = [...new Set(unreadable.flat())];
-          return {
-            rows,
-            exhausted: all.length < rowsLimit && matched <= all.length,
-            ...(missed.length > 0 ? { missed } : {}),
-          };
+          return complete(out);
         }
         if (FINAL_FAILURES.has(status)) {
           finished = true;
@@ -224,6 +315,14 @@ export class InsightsLogBackend implements LogBackend {
       }
     }
   }
+}
+
+/**
+ * A target naming no stream (an EC2 instance without a release yet) matches nothing, and `@logStream in []` is no
+ * valid query: it is left out, and the query skipped when nothing is left.
+ */
+function queryable(targets: LogTarget[]): LogTarget[] {
+  return targets.filter((t) => t.streams.kind !== 'names' || t.streams.names.length > 0);
 }
 
 function toRow(fields: ResultField[]): BackendRow {

@@ -1,5 +1,7 @@
 import type { CompiledQuery } from 'kysely';
 import { sqlCapabilities, type FilterNode, type SqlBounds } from '../../core/filter-tree/index.js';
+import type { BucketCount } from '../../core/log-query/histogram.js';
+import { LEVELS, type Level } from '../../core/log-level.js';
 import { byAccountAndRegion, type LogTarget } from '../../core/log-query/types.js';
 import type { Db } from '../../store/db.js';
 import {
@@ -7,9 +9,12 @@ import {
   queryLogEventsSliced,
   type LogQueryEventRow,
 } from '../../store/repositories/log-query-events.js';
+import { logHistogramStatement } from '../../store/repositories/log-histogram-events.js';
 import type { SliceSizing } from '../../store/slices.js';
 import type { StatementRunner } from '../../store/statement-runner.js';
-import type { FetchRequest, FetchResult, LogBackend } from '../log-backend.js';
+import type { FetchRequest, FetchResult, HistogramRequest, HistogramResult, LogBackend } from '../log-backend.js';
+
+const KNOWN_LEVELS: ReadonlySet<string> = new Set(LEVELS);
 
 /** Sources of one account and region go in one statement: a lateral index scan per log group. */
 const MAX_TARGETS_PER_UNIT = 100;
@@ -55,6 +60,29 @@ export class LocalLogBackend implements LogBackend {
     if (request.targets.length === 0 || isFalse(request.filter)) return { rows: [], exhausted: true };
     const rows = await queryLogEventsSliced(this.db, this.run, request, this.bounds, this.sizing);
     return { rows, exhausted: rows.length < request.limit };
+  }
+
+  /**
+   * One aggregate statement for the unit, run like the query's statements: `signal` (the source's time limit, the
+   * request's deadline, the client gone) cancels it on PostgreSQL, and `statement_timeout` bounds it there too.
+   */
+  async histogram({ targets, layout, filter, signal }: HistogramRequest): Promise<HistogramResult> {
+    if (targets.length === 0 || isFalse(filter)) return { counts: [] };
+    const { query, relaxed } = logHistogramStatement(this.db, { targets, layout, filter }, this.bounds);
+    const rows = await this.run(query, signal);
+    const counts: BucketCount[] = rows.map((r) => ({
+      bucket: Number(r.bucket),
+      // The column holds what ingest derived; anything else is no level Berth knows.
+      level: KNOWN_LEVELS.has(r.level) ? (r.level as Level) : 'UNKNOWN',
+      count: Number(r.n),
+    }));
+    if (relaxed === 0) return { counts };
+    return {
+      counts,
+      inexact: [
+        `filter: too large for one statement of the local log store (MAX_SQL_PARAMS, MAX_SQL_BYTES): ${relaxed} predicate(s) were left out of the histogram, whose counts include rows they would exclude`,
+      ],
+    };
   }
 }
 

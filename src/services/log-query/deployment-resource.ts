@@ -3,7 +3,7 @@ import { appError } from '../../core/errors.js';
 import type { LogTarget } from '../../core/log-query/types.js';
 import type { Db } from '../../store/db.js';
 import { findCloudAccount } from '../../store/repositories/cloud-accounts.js';
-import { findDeploymentResource } from '../../store/repositories/deployment-resources.js';
+import { type DeploymentResourceRow, findDeploymentResource } from '../../store/repositories/deployment-resources.js';
 import { storeTenancy, type Tenancy } from '../../store/tenancy.js';
 
 export const SUPPORTED_RESOURCE_TYPES = ['ecs-task', 'ec2-instance'] as const;
@@ -82,25 +82,46 @@ export async function resolveDeploymentResourceTargets(
       ? await findCloudAccount(db, resource.cloudAccountId)
       : undefined;
   if (account === undefined) throw appError('logs:account:not-found');
-  const snapshot = (resource.snapshot ?? {}) as Record<string, unknown>;
   const base = { account, sourceId: '', logSourceId: '' };
+  return deploymentResourceStreams(resource).map(
+    (g): LogTarget => ({
+      ...base,
+      region: g.region,
+      logGroup: g.logGroup,
+      streams: { kind: 'names', names: g.names },
+    }),
+  );
+}
+
+/** The exact streams one log group of a deployment resource holds. */
+export interface ResourceLogGroup {
+  region: string;
+  logGroup: string;
+  names: string[];
+}
+
+/**
+ * What the log query reads for a resource of a supported type (`ecs-task` or `ec2-instance`): per region and
+ * log group, the exact stream names its snapshot derives (the log catalog shows the same). Throws
+ * `logs:deployment-resource:invalid-snapshot` when the snapshot names none.
+ */
+export function deploymentResourceStreams(
+  resource: Pick<DeploymentResourceRow, 'id' | 'type' | 'region' | 'snapshot'>,
+): ResourceLogGroup[] {
+  const { id } = resource;
+  const snapshot = (resource.snapshot ?? {}) as Record<string, unknown>;
   if (resource.type === 'ecs-task') {
     // Containers sharing a group are one target with every stream name.
-    const byGroup = new Map<string, { region: string; names: string[] }>();
+    const byGroup = new Map<string, ResourceLogGroup>();
     for (const s of ecsTaskStreams(id, snapshot)) {
       const region = s.region ?? resource.region;
       const key = `${region}\u0000${s.logGroup}`;
-      const entry = byGroup.get(key) ?? { region, names: [] };
+      const entry = byGroup.get(key) ?? { region, logGroup: s.logGroup, names: [] };
       entry.names.push(s.stream);
       byGroup.set(key, entry);
     }
-    return [...byGroup].map(([key, v]) => ({
-      ...base,
-      region: v.region,
-      logGroup: key.slice(key.indexOf('\u0000') + 1),
-      streams: { kind: 'names', names: v.names },
-    }));
+    return [...byGroup.values()];
   }
   const { logGroup, streams } = ec2InstanceStreams(id, snapshot);
-  return [{ ...base, region: resource.region, logGroup, streams: { kind: 'names', names: streams } }];
+  return [{ region: resource.region, logGroup, names: streams }];
 }

@@ -15,6 +15,7 @@ import { matches, parseFilter, planFilter, TRUE, type FilterNode } from '../../c
 import type { Tenancy } from '../../store/tenancy.js';
 import { resolveDeploymentResourceTargets } from './deployment-resource.js';
 import { cutPage, type UnitResult } from '../../core/log-query/page.js';
+import { countHistogram, type LogHistogramRequest, type LogHistogramResult } from './histogram.js';
 import { checkSelectorRules, resolveInstanceTargets, type SourceSelection } from './resolve.js';
 import { parseTime } from '../../core/log-time.js';
 import type { BackendRow, LogQueryResult, LogRow, LogTarget, TimeWindow } from '../../core/log-query/types.js';
@@ -55,6 +56,13 @@ const IN_PROCESS_ROWS_WITHOUT_TURNS = 256;
 
 export type BackendFor = (provider: ProviderKind) => LogBackend;
 
+/** A request's window, parsed filter and sources (`LogQueryService.resolve`). */
+export interface ResolvedRequest {
+  window: TimeWindow;
+  filter: FilterNode;
+  targets: LogTarget[];
+}
+
 interface Unit {
   backend: LogBackend;
   targets: LogTarget[];
@@ -82,29 +90,76 @@ export class LogQueryService {
 
   async query(caller: Caller, req: LogQueryRequest, context: LogQueryContext = {}): Promise<LogQueryResult> {
     const { log } = context;
-    const window = parseWindow(req);
-    const filter = req.filter === undefined ? TRUE : parseFilter(req.filter);
-    checkSelectorRules(req);
+    const { window, filter, targets } = await this.resolve(caller, req);
     const limit = req.complete === true ? MAX_LIMIT : (req.limit ?? DEFAULT_LIMIT);
-    const targets =
-      req.deploymentResourceId !== undefined
-        ? await resolveDeploymentResourceTargets(this.db, caller, req.deploymentResourceId, this.tenancy)
-        : await resolveInstanceTargets(this.db, caller, req, this.tenancy, this.options.logSources);
 
     const unsupported = new Set<string>();
     const units: Unit[] = [];
-    const byProvider = new Map<ProviderKind, LogTarget[]>();
-    for (const t of targets) byProvider.set(t.account.provider, [...(byProvider.get(t.account.provider) ?? []), t]);
-    for (const [provider, list] of byProvider) {
-      const backend = this.backendFor(provider);
+    for (const { backend, units: list } of this.plan(targets)) {
       const plan = planFilter(filter, backend.capabilities);
       plan.unsupported.forEach((u) => unsupported.add(u));
-      for (const unitTargets of backend.units(list)) {
+      for (const unitTargets of list) {
         units.push({ backend, targets: unitTargets, effective: plan.effective, pushed: plan.pushed });
       }
     }
 
-    // One signal for the request: client gone, deadline, or shutdown. It reaches every statement and upstream query.
+    return this.within(caller, targets, context, async (signal, organizationId) => {
+      const { results, missed } = await this.eachUnit(units, signal, organizationId, log, (unit, unitSignal) =>
+        this.runUnit(unit, window, limit, unitSignal),
+      );
+      const ok = results.filter((r) => r !== undefined);
+      const page = cutPage(ok, limit, window.startMs);
+      return {
+        rows: page.rows,
+        resultCount: page.rows.length,
+        nextEndTimeMs: page.nextEndTimeMs,
+        partial: missed.size > 0,
+        missedSources: [...missed],
+        unsupported: [...unsupported],
+      };
+    });
+  }
+
+  /** The log histogram: the query's sources, filter and rules, counted per time bucket and level (histogram.ts). */
+  histogram(caller: Caller, req: LogHistogramRequest, context: LogQueryContext = {}): Promise<LogHistogramResult> {
+    return countHistogram(this, caller, req, context);
+  }
+
+  /**
+   * The window, the filter and the sources of a request, checked in this order (the query's and the histogram's
+   * errors are the same): window, filter, selector rules, then the sources, which the caller must be able to read.
+   */
+  async resolve(caller: Caller, req: LogQueryRequest): Promise<ResolvedRequest> {
+    const window = parseWindow(req);
+    const filter = req.filter === undefined ? TRUE : parseFilter(req.filter);
+    checkSelectorRules(req);
+    const targets =
+      req.deploymentResourceId !== undefined
+        ? await resolveDeploymentResourceTargets(this.db, caller, req.deploymentResourceId, this.tenancy)
+        : await resolveInstanceTargets(this.db, caller, req, this.tenancy, this.options.logSources);
+    return { window, filter, targets };
+  }
+
+  /** The targets by backend (provider), each split into the units that backend queries together. */
+  plan(targets: LogTarget[]): { backend: LogBackend; units: LogTarget[][] }[] {
+    const byProvider = new Map<ProviderKind, LogTarget[]>();
+    for (const t of targets) byProvider.set(t.account.provider, [...(byProvider.get(t.account.provider) ?? []), t]);
+    return [...byProvider].map(([provider, list]) => {
+      const backend = this.backendFor(provider);
+      return { backend, units: backend.units(list) };
+    });
+  }
+
+  /**
+   * Runs `work` as one request: one signal for it (client gone, the whole-query deadline, or shutdown) that reaches
+   * every statement and upstream query, inside the process's budget of heavy work.
+   */
+  async within<T>(
+    caller: Caller,
+    targets: LogTarget[],
+    context: LogQueryContext,
+    work: (signal: AbortSignal, organizationId: string) => Promise<T>,
+  ): Promise<T> {
     const own = new AbortController();
     // Shutting down: a query that arrives now (on a connection still open) stops at once like the running ones,
     // rather than hold the shutdown for up to its deadline.
@@ -114,7 +169,7 @@ export class LogQueryService {
     try {
       // Counted in the share of the organization whose logs are read (a caller in several reads its first one's).
       const organizationId = targets[0]?.account.organizationId ?? caller.principalId;
-      const run = () => this.run(units, window, limit, unsupported, request.signal, log, organizationId);
+      const run = () => work(request.signal, organizationId);
       const heavy = this.options.heavy;
       if (heavy === undefined || targets.length === 0) return await run();
       return await heavy.run({ organizationId, principalId: caller.principalId }, { signal: request.signal }, run);
@@ -124,15 +179,18 @@ export class LogQueryService {
     }
   }
 
-  private async run(
-    units: Unit[],
-    window: TimeWindow,
-    limit: number,
-    unsupported: Set<string>,
+  /**
+   * Runs `work` on every unit concurrently, within this process's limit and the fair gate, each with the source's
+   * own time limit. A unit that fails or runs out of time answers undefined and has its log groups in `missed`, as
+   * have the groups a unit reports it could not read; Berth's own database being down throws instead.
+   */
+  async eachUnit<U extends { targets: LogTarget[] }, R extends { missed?: string[] }>(
+    units: U[],
     request: AbortSignal,
-    log: Logger | undefined,
     organizationId: string,
-  ): Promise<LogQueryResult> {
+    log: Logger | undefined,
+    work: (unit: U, signal: AbortSignal) => Promise<R>,
+  ): Promise<{ results: (R | undefined)[]; missed: Set<string> }> {
     const missed = new Set<string>();
     let outage: unknown;
     const local = concurrencyLimit(this.options.concurrency);
@@ -143,24 +201,24 @@ export class LogQueryService {
         const unitSignal = linkSignals([request, timeout.signal]);
         const { signal } = unitSignal;
         // The slots are held until the unit's work has really stopped; the answer need not wait for that.
-        const work = runLimited(local, signal, () =>
+        const running = runLimited(local, signal, () =>
           this.gate.run({ group: organizationId }, { signal }, async () => {
             const timer = setTimeout(
               () => timeout.abort(new DeadlineError('the log source did not answer in time')),
               this.options.sourceTimeoutMs,
             );
             try {
-              return await this.runUnit(unit, window, limit, signal);
+              return await work(unit, signal);
             } finally {
               clearTimeout(timer);
             }
           }),
         ).finally(() => unitSignal.dispose());
-        return untilAborted(work, signal).then(
+        return untilAborted(running, signal).then(
           (result) => {
-            result.missed.forEach((g) => missed.add(g));
-            if (result.missed.length > 0)
-              log?.warn({ logGroups: result.missed }, 'log source returned rows it could not read');
+            const unread = result.missed ?? [];
+            unread.forEach((g) => missed.add(g));
+            if (unread.length > 0) log?.warn({ logGroups: unread }, 'log source returned rows it could not read');
             return result;
           },
           (error: unknown) => {
@@ -177,16 +235,7 @@ export class LogQueryService {
       }),
     );
     if (outage !== undefined) throw outage;
-    const ok = results.filter((r) => r !== undefined);
-    const page = cutPage(ok, limit, window.startMs);
-    return {
-      rows: page.rows,
-      resultCount: page.rows.length,
-      nextEndTimeMs: page.nextEndTimeMs,
-      partial: missed.size > 0,
-      missedSources: [...missed],
-      unsupported: [...unsupported],
-    };
+    return { results, missed };
   }
 
   /**

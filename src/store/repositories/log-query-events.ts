@@ -34,14 +34,14 @@ export interface LogQueryEventRow {
 }
 
 /** The streams one branch of the statement reads in its log group: the union of the sources' selectors. */
-interface GroupScope {
+export interface GroupScope {
   name: string;
   all_streams: boolean;
   prefixes: string[];
   names: string[];
 }
 
-function groupScopes(targets: LogTarget[]): GroupScope[] {
+export function groupScopes(targets: LogTarget[]): GroupScope[] {
   const scopes = new Map<string, GroupScope>();
   for (const t of targets) {
     let scope = scopes.get(t.logGroup);

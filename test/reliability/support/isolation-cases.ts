@@ -83,6 +83,11 @@ const logQuery = (selector: Record<string, unknown>): Probe => ({
   path: '/cloud/logs/logs-insights',
   body: { ...WINDOW, ...selector },
 });
+const histogram = (selector: Record<string, unknown>): Probe => ({
+  method: 'POST',
+  path: '/cloud/logs/logs-insights/histogram',
+  body: { ...WINDOW, ...selector },
+});
 const M = IDS.missing;
 
 /** The home cursor with its last character changed: still well-formed, no longer sealed. */
@@ -215,6 +220,87 @@ export const KINDS: IsolationKind[] = [
     pair: (_m, _h, f) => ({
       foreign: logQuery({ deploymentResourceId: IDS[f].deploymentResource }),
       missing: logQuery({ deploymentResourceId: M.deploymentResource }),
+      ids: [IDS[f].deploymentResource, M.deploymentResource],
+    }),
+  },
+  {
+    key: 'catalog-organization',
+    object: 'organization id',
+    request: 'GET /organizations/{id}/log-catalog',
+    pair: (_m, _h, f) => ({
+      foreign: { method: 'GET', path: `/organizations/${IDS[f].organization}/log-catalog` },
+      missing: { method: 'GET', path: `/organizations/${M.organization}/log-catalog` },
+      ids: [IDS[f].organization, M.organization],
+    }),
+  },
+  {
+    key: 'histogram-environment',
+    object: 'environment id',
+    request: 'POST /cloud/logs/logs-insights/histogram {environmentId: {id}}',
+    pair: (_m, _h, f) => ({
+      foreign: histogram({ environmentId: IDS[f].environment }),
+      missing: histogram({ environmentId: M.environment }),
+      ids: [IDS[f].environment, M.environment],
+    }),
+  },
+  {
+    key: 'histogram-instances',
+    object: 'module instance id',
+    request: 'POST /cloud/logs/logs-insights/histogram {moduleInstanceIds: [{id}]}',
+    pair: (_m, _h, f) => ({
+      foreign: histogram({ moduleInstanceIds: [IDS[f].moduleInstance] }),
+      missing: histogram({ moduleInstanceIds: [M.moduleInstance] }),
+      ids: [IDS[f].moduleInstance, M.moduleInstance],
+    }),
+  },
+  {
+    key: 'histogram-instances-in-environment',
+    object: 'module instance id',
+    request: 'POST /cloud/logs/logs-insights/histogram {environmentId: <own>, moduleInstanceIds: [{id}]}',
+    pair: (_m, h, f) => ({
+      foreign: histogram({ environmentId: IDS[h].environment, moduleInstanceIds: [IDS[f].moduleInstance] }),
+      missing: histogram({ environmentId: IDS[h].environment, moduleInstanceIds: [M.moduleInstance] }),
+      ids: [IDS[f].moduleInstance, M.moduleInstance],
+    }),
+  },
+  {
+    key: 'histogram-source-key',
+    object: 'log source key',
+    request: 'POST /cloud/logs/logs-insights/histogram {logSourceKeys: [{id}]}',
+    pair: (_m, _h, f) => ({
+      foreign: histogram({ logSourceKeys: [`${IDS[f].moduleInstance}::${IDS[f].logSource}`] }),
+      missing: histogram({ logSourceKeys: [`${M.moduleInstance}::${M.logSource}`] }),
+      ids: [IDS[f].moduleInstance, IDS[f].logSource, M.moduleInstance, M.logSource],
+    }),
+  },
+  {
+    key: 'histogram-source-key-own-instance',
+    object: 'log source id (on an own instance)',
+    request: 'POST /cloud/logs/logs-insights/histogram {logSourceKeys: ["<own instance>::{id}"]}',
+    pair: (_m, h, f) => ({
+      foreign: histogram({ logSourceKeys: [`${IDS[h].moduleInstance}::${IDS[f].logSource}`] }),
+      missing: histogram({ logSourceKeys: [`${IDS[h].moduleInstance}::${M.logSource}`] }),
+      ids: [IDS[f].logSource, M.logSource],
+    }),
+  },
+  {
+    key: 'histogram-crossed-source',
+    object: "log source of an own instance reading another org's account (seeded)",
+    request: `POST /cloud/logs/logs-insights/histogram {logSourceKeys: ["${CROSSED.moduleInstance}::{id}"]}`,
+    only: 'A',
+    pair: () => ({
+      foreign: histogram({ logSourceKeys: [`${CROSSED.moduleInstance}::${CROSSED.logSource}`] }),
+      missing: histogram({ logSourceKeys: [`${CROSSED.moduleInstance}::${M.logSource}`] }),
+      ids: [CROSSED.logSource, M.logSource],
+    }),
+  },
+  {
+    key: 'histogram-deployment-resource',
+    object: 'deployment resource id',
+    request: 'POST /cloud/logs/logs-insights/histogram {deploymentResourceId: {id}}',
+    pair: (_m, _h, f) => ({
+      foreign: histogram({ deploymentResourceId: IDS[f].deploymentResource }),
+      missing: histogram({ deploymentResourceId: M.deploymentResource }),
       ids: [IDS[f].deploymentResource, M.deploymentResource],
     }),
   },

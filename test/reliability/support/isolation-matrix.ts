@@ -170,7 +170,9 @@ type Access =
   /** Creates in the key's organization: admins and owners there (or an unscoped superadmin, globally). */
   | { kind: 'create' }
   /** Key management of org A: admins and owners there; everyone else 403, as the identity-provider endpoint answers. */
-  | { kind: 'manage-keys' };
+  | { kind: 'manage-keys' }
+  /** About the caller itself (`GET /me`): every valid token gets its own answer. */
+  | { kind: 'self' };
 
 export interface Row {
   key: string;
@@ -197,9 +199,22 @@ const query = (selector: Record<string, unknown>): Probe => ({
   path: '/cloud/logs/logs-insights',
   body: { ...WINDOW, ...selector },
 });
+const histogram = (selector: Record<string, unknown>): Probe => ({
+  method: 'POST',
+  path: '/cloud/logs/logs-insights/histogram',
+  body: { ...WINDOW, ...selector },
+});
 const A = IDS.A;
 
 export const ROWS: Row[] = [
+  {
+    key: 'me',
+    route: 'GET /me',
+    variant: "the caller's own identity",
+    access: { kind: 'self' },
+    success: 200,
+    probe: () => ({ method: 'GET', path: '/me' }),
+  },
   {
     key: 'idp',
     route: 'GET /organizations/{id}/permitted-identity-providers',
@@ -297,6 +312,46 @@ export const ROWS: Row[] = [
     probe: () => query({ deploymentResourceId: A.deploymentResource }),
   },
   {
+    key: 'histogram-environment',
+    route: 'POST /cloud/logs/logs-insights/histogram',
+    variant: '`environmentId`',
+    access: { kind: 'read', hidden: 'logs:environment:not-found' },
+    success: 200,
+    probe: () => histogram({ environmentId: A.environment }),
+  },
+  {
+    key: 'histogram-instances',
+    route: 'POST /cloud/logs/logs-insights/histogram',
+    variant: '`moduleInstanceIds`',
+    access: { kind: 'read', hidden: 'logs:module-instance:not-found' },
+    success: 200,
+    probe: () => histogram({ moduleInstanceIds: [A.moduleInstance] }),
+  },
+  {
+    key: 'histogram-keys',
+    route: 'POST /cloud/logs/logs-insights/histogram',
+    variant: '`logSourceKeys`',
+    access: { kind: 'read', hidden: 'logs:module-instance:not-found' },
+    success: 200,
+    probe: () => histogram({ logSourceKeys: [`${A.moduleInstance}::${A.logSource}`] }),
+  },
+  {
+    key: 'histogram-resource',
+    route: 'POST /cloud/logs/logs-insights/histogram',
+    variant: '`deploymentResourceId`',
+    access: { kind: 'read', hidden: 'logs:deployment-resource:not-found' },
+    success: 200,
+    probe: () => histogram({ deploymentResourceId: A.deploymentResource }),
+  },
+  {
+    key: 'catalog',
+    route: 'GET /organizations/{id}/log-catalog',
+    variant: 'org A',
+    access: { kind: 'read', hidden: 'logs:organization:not-found' },
+    success: 200,
+    probe: () => ({ method: 'GET', path: `/organizations/${A.organization}/log-catalog` }),
+  },
+  {
     key: 'stream',
     route: 'GET /cloud/logs/stream',
     variant: '`accountId`',
@@ -390,6 +445,8 @@ export function prescribed(row: Row, caller: CallerKind): string {
   if (caller.rejected !== undefined) return `401 ${caller.rejected}`;
   const roleInA = caller.roles?.A;
   switch (access.kind) {
+    case 'self':
+      return String(row.success);
     case 'identity-providers':
       return roleInA !== undefined ? String(row.success) : '403 auth:permission:denied';
     case 'manage-keys':

@@ -12,6 +12,7 @@ import {
   toMs,
   type TimeInput,
 } from './core.js';
+import { isStatsQuery, runInsightsQuery } from './insights-query.js';
 
 export interface StoredLogEvent {
   logGroupName: string;
@@ -165,8 +166,16 @@ export function defaultRow(event: StoredLogEvent, accountId: string = FAKE_ACCOU
   ];
 }
 
-/** Default handler: every event of the groups in the window, newest first, cut at `limit`. */
+/**
+ * Default handler: a `stats` query (what Berth's histogram sends) is run exactly (insights-query.ts); any other
+ * query answers every event of the groups in the window, newest first, cut at `limit` (its filters not applied).
+ */
 export const defaultQueryHandler: QueryHandler = (query, ctx) => {
+  if (isStatsQuery(query.queryString)) {
+    const answer = runInsightsQuery(query.queryString, ctx.eventsInWindow(), ctx.accountId);
+    if (answer.kind === 'stats')
+      return { rows: answer.rows.slice(0, query.limit ?? 10_000), recordsMatched: answer.recordsMatched };
+  }
   const events = ctx.eventsInWindow();
   const limit = query.limit ?? 10_000;
   return {

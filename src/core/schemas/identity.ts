@@ -1,0 +1,35 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { RoleSchema } from '../enums.js';
+
+/** Who a bearer token is and what it may use: never the token, never its hash. */
+export const CallerProfileSchema = Type.Object(
+  {
+    principal: Type.Object(
+      { id: Type.String(), name: Type.String(), superadmin: Type.Boolean() },
+      { additionalProperties: false },
+    ),
+    key: Type.Object(
+      {
+        id: Type.String({ description: 'The key id: the middle part of its token `berth_<id>_<secret>`' }),
+        name: Type.Optional(Type.String()),
+        organizationId: Type.Optional(
+          Type.String({ description: 'Set when the key acts in this one organization only' }),
+        ),
+        expiresAt: Type.Optional(Type.String({ format: 'date-time' })),
+      },
+      { additionalProperties: false },
+    ),
+    organizations: Type.Array(
+      Type.Object({ id: Type.String(), name: Type.String(), role: RoleSchema }, { additionalProperties: false }),
+      {
+        description:
+          "The organizations this key may act in, by name then id: the principal's memberships (only the key's " +
+          'organization when the key is scoped), each with the membership role. A superadmin acts as an owner ' +
+          'everywhere its key reaches but lists only its memberships, plus the organization its key is scoped to ' +
+          '(role `owner` when it is no member there); an unscoped superadmin key may name any organization.',
+      },
+    ),
+  },
+  { title: 'CallerProfile', additionalProperties: false },
+);
+export type CallerProfile = Static<typeof CallerProfileSchema>;
