@@ -23,12 +23,14 @@ export const UI_CONTENT_SECURITY_POLICY = [
 /** The page's own routes (the app reads the path); everything else under /ui/ is a file or 404. */
 const PAGES = ['/ui/', '/ui/logs'];
 
+/** Set when the answer is sent, so they replace the API's `cache-control: no-store` on the page and its files. */
 function pageHeaders(reply: FastifyReply, path: string): void {
   reply.header('content-security-policy', UI_CONTENT_SECURITY_POLICY);
   reply.header('x-frame-options', 'DENY');
   reply.header('referrer-policy', 'no-referrer');
+  if (reply.statusCode >= 400) return;
   // Vite names every asset by its content hash: it never changes. The page itself is checked each time.
-  reply.header('cache-control', path.includes('/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache');
+  reply.header('cache-control', path.startsWith('/ui/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache');
 }
 
 /**
@@ -43,6 +45,7 @@ export async function uiRoutes(app: FastifyInstance, { dir }: { dir: string }): 
     });
     return;
   }
+  app.addHook('onSend', async (request, reply) => pageHeaders(reply, request.url));
   // A path the file server refuses (a dot file, a way out of the folder: 403) answers like a file it lacks.
   app.setErrorHandler((error: { statusCode?: number }) => {
     if (error.statusCode === 403 || error.statusCode === 404) throw appError('http:route:not-found');
@@ -57,7 +60,6 @@ export async function uiRoutes(app: FastifyInstance, { dir }: { dir: string }): 
     etag: true,
     lastModified: false,
     dotfiles: 'deny',
-    setHeaders: (reply, path) => pageHeaders(reply, path),
   });
   for (const page of PAGES) {
     app.get(page, { schema: { hide: true } }, (_request, reply) => reply.sendFile('index.html'));

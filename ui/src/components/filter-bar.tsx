@@ -1,5 +1,6 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { FilterNode } from '../../../src/core/filter-tree/schema.js';
+import { invalidRegex } from '../lib/filter-regex.js';
 import { formatFilterText, parseFilterText } from '../lib/filter-text.js';
 import { unsupportedByPath } from '../lib/unsupported.js';
 import { FilterEditor } from './filter-editor.js';
@@ -76,25 +77,4 @@ export function FilterBar({ filter, unsupported, onChange }: Props) {
       )}
     </section>
   );
-}
-
-function regexes(node: FilterNode): string[] {
-  if (node.kind === 'and' || node.kind === 'or') return (node.nodes as FilterNode[]).flatMap(regexes);
-  if (node.kind === 'not') return regexes(node.node);
-  return node.kind === 'text' && node.op === 'regex' ? [node.value] : [];
-}
-
-/** The first regex RE2 refuses, as the API would; the engine is loaded only when the filter has a regex. */
-async function invalidRegex(filter: FilterNode): Promise<{ value: string; message: string } | undefined> {
-  const list = regexes(filter);
-  if (list.length === 0) return undefined;
-  const { RE2JS } = await import('re2js');
-  for (const value of list) {
-    try {
-      RE2JS.compile(value);
-    } catch (error) {
-      return { value, message: error instanceof Error ? error.message : String(error) };
-    }
-  }
-  return undefined;
 }
