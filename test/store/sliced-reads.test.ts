@@ -1,17 +1,19 @@
-// Heavy reads of the local log store in slices (issue 11, build item 1): the log query of a unit and the history
-// of a log stream read the same rows, in the same order, as the one statement each ran before, with no statement
+// Heavy reads of the local log store in slices (issue 11, build item 1): the log query of a unit, its histogram
+// (issue 13) and the history of a log stream read the same rows, in the same order, as the one statement each ran before, with no statement
 // scanning more than a slice's budget: no statement holds the database much longer than DB_SLICE_MS, other
 // statements run between slices, and an abort stops the read at the next slice. Run on PGlite and PostgreSQL.
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseFilter, planFilter, sqlCapabilities, type FilterNode } from '../../src/core/filter-tree/index.js';
+import { bucketLayout, bucketOf } from '../../src/core/log-query/histogram.js';
 import type { CloudAccount, LogTarget, StreamSelector } from '../../src/core/log-query/types.js';
 import { loadFixture } from '../../src/fixtures/load.js';
 import { LocalStreamSource, type LocalCursor } from '../../src/providers/local/log-stream-source.js';
 import type { StreamQuery } from '../../src/providers/log-stream-source.js';
 import { openStore, type Store } from '../../src/store/db.js';
 import { laneSliceQuery } from '../../src/store/repositories/log-event-slices.js';
+import { countLogEventsSliced } from '../../src/store/repositories/log-histogram-events.js';
 import { migrate } from '../../src/store/migrate.js';
 import { insertLocalEvents } from '../../src/store/repositories/log-events.js';
 import {
@@ -545,6 +547,125 @@ describe('the history of a log stream read in slices', () => {
         .filter((i) => i % 3 === 1)
         .map((i) => String(i).padStart(12, '0')),
     );
+  });
+});
+
+describe('the log histogram counted in slices', () => {
+  const histogram = (
+    targets: LogTarget[],
+    window: { startMs: number; endMs: number },
+    buckets: number,
+    filter: FilterNode,
+    sizing: SliceSizing,
+  ) =>
+    countLogEventsSliced(
+      store.db,
+      store.run,
+      { targets, layout: bucketLayout(window, buckets), filter, signal: never },
+      BOUNDS,
+      sizing,
+    );
+  /** `bucket level` → rows, the way the histogram keys its counts. */
+  const keyed = (counts: { bucket: number; level: string; n: number }[]) =>
+    Object.fromEntries(counts.map((c) => [`${c.bucket} ${c.level}`, c.n]).sort(([a], [b]) => (a! < b! ? -1 : 1)));
+
+  it(
+    'counts exactly the rows the one-statement query returns, per bucket and level, for random filters, sources, windows, buckets and slice sizes',
+    async () => {
+      let multiSlice = 0;
+      let nonEmpty = 0;
+      await fc.assert(
+        fc.asyncProperty(
+          filterArb,
+          fc.array(fc.tuple(fc.constantFrom(...GROUPS), selectorArb), { minLength: 1, maxLength: 4 }),
+          fc.integer({ min: -2, max: SPAN }),
+          fc.integer({ min: 0, max: SPAN + 2 }),
+          fc.integer({ min: 1, max: 12 }),
+          sizingArb,
+          async (filter, sources, from, span, buckets, sizing) => {
+            const targets = sources.map(([group, streams]) => target(group, streams));
+            const window = { startMs: T + from, endMs: T + from + span };
+            const sqlFilter = planFilter(filter, sqlCapabilities).pushed;
+            const rows = await queryLogEvents(
+              store.db,
+              store.run,
+              { targets, window, filter: sqlFilter, limit: 10_000, signal: never },
+              BOUNDS,
+            );
+            const layout = bucketLayout(window, buckets);
+            const want = new Map<string, number>();
+            for (const r of rows) {
+              const key = `${bucketOf(layout, r.timestamp)} ${r.level}`;
+              want.set(key, (want.get(key) ?? 0) + 1);
+            }
+            const reports: SliceReport[] = [];
+            const got = await histogram(targets, window, buckets, sqlFilter, {
+              ...sizing,
+              onSlice: (s) => reports.push(s),
+            });
+            expect(got.relaxed).toBe(0);
+            expect(keyed(got.counts)).toEqual(
+              keyed([...want].map(([k, n]) => ({ bucket: Number(k.split(' ')[0]), level: k.split(' ')[1]!, n }))),
+            );
+            if (reports.length > 1) multiSlice++;
+            if (rows.length > 0) nonEmpty++;
+          },
+        ),
+        { numRuns: 200, seed: 1301 },
+      );
+      expect(multiSlice).toBeGreaterThan(100);
+      expect(nonEmpty).toBeGreaterThan(60);
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+
+  it('counts 100,000 events in statements of ~DB_SLICE_MS, where one statement held the database for all', async () => {
+    const SLICE_MS = 20;
+    const window = { startMs: T, endMs: T + BIG_EVENTS * 10 };
+    const filter = pushed({ kind: 'text', op: 'contains', value: 'handled request' });
+    const targets = [target(BIG, { kind: 'all' })];
+    const one: SliceReport[] = [];
+    const whole = await histogram(targets, window, 60, filter, {
+      sliceMs: 60_000,
+      initialRows: BIG_EVENTS + 1,
+      maxRows: BIG_EVENTS + 1,
+      onSlice: (s) => one.push(s),
+    });
+    expect(one).toHaveLength(1);
+    const reports: SliceReport[] = [];
+    const sliced = await histogram(targets, window, 60, filter, {
+      sliceMs: SLICE_MS,
+      onSlice: (s) => reports.push(s),
+    });
+    expect(keyed(sliced.counts)).toEqual(keyed(whole.counts));
+    expect(sliced.counts.reduce((n, c) => n + c.n, 0)).toBe(BIG_EVENTS);
+    expect(sliced.counts.filter((c) => c.level === 'ERROR').reduce((n, c) => n + c.n, 0)).toBe(BIG_EVENTS / 10);
+    expectWholeWindow(reports);
+    expectSliced(reports, SLICE_MS, one[0]!.ms);
+  }, 60_000);
+
+  it('stops between slices when its signal aborts', async () => {
+    const controller = new AbortController();
+    let slices = 0;
+    const read = countLogEventsSliced(
+      store.db,
+      store.run,
+      {
+        targets: [target(BIG, { kind: 'all' })],
+        layout: bucketLayout({ startMs: T, endMs: T + BIG_EVENTS * 10 }, 60),
+        filter: pushed({ kind: 'text', op: 'contains', value: 'zzqq' }),
+        signal: controller.signal,
+      },
+      BOUNDS,
+      {
+        sliceMs: 5,
+        onSlice: () => {
+          if (++slices === 2) controller.abort(new Error('client gone'));
+        },
+      },
+    );
+    await expect(read).rejects.toThrow('client gone');
+    expect(slices).toBe(2);
   });
 });
 

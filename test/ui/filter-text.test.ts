@@ -149,9 +149,10 @@ describe('parseFilterText', () => {
           expect(() => parseFilter(result.filter)).toThrow(/RE2/);
         }
       }),
-      { numRuns: 3000 },
+      // Regexes RE2 refuses, besides the random lines (which seldom hold one).
+      { numRuns: 3000, examples: [['/(/'], ['/in(/ OR x'], ['-/[a/']] },
     );
-    expect(refusedRegexes).toBeGreaterThan(0);
+    expect(refusedRegexes).toBeGreaterThanOrEqual(3);
   });
 });
 

@@ -9,7 +9,7 @@ import {
   queryLogEventsSliced,
   type LogQueryEventRow,
 } from '../../store/repositories/log-query-events.js';
-import { logHistogramStatement } from '../../store/repositories/log-histogram-events.js';
+import { countLogEventsSliced } from '../../store/repositories/log-histogram-events.js';
 import type { SliceSizing } from '../../store/slices.js';
 import type { StatementRunner } from '../../store/statement-runner.js';
 import type { FetchRequest, FetchResult, HistogramRequest, HistogramResult, LogBackend } from '../log-backend.js';
@@ -63,18 +63,23 @@ export class LocalLogBackend implements LogBackend {
   }
 
   /**
-   * One aggregate statement for the unit, run like the query's statements: `signal` (the source's time limit, the
-   * request's deadline, the client gone) cancels it on PostgreSQL, and `statement_timeout` bounds it there too.
+   * The unit's aggregate, read in slices like the query's rows: `signal` (the source's time limit, the request's
+   * deadline, the client gone) cancels the running statement on PostgreSQL and stops the read at the next slice.
    */
   async histogram({ targets, layout, filter, signal }: HistogramRequest): Promise<HistogramResult> {
     if (targets.length === 0 || isFalse(filter)) return { counts: [] };
-    const { query, relaxed } = logHistogramStatement(this.db, { targets, layout, filter }, this.bounds);
-    const rows = await this.run(query, signal);
+    const { counts: rows, relaxed } = await countLogEventsSliced(
+      this.db,
+      this.run,
+      { targets, layout, filter, signal },
+      this.bounds,
+      this.sizing,
+    );
     const counts: BucketCount[] = rows.map((r) => ({
-      bucket: Number(r.bucket),
+      bucket: r.bucket,
       // The column holds what ingest derived; anything else is no level Berth knows.
       level: KNOWN_LEVELS.has(r.level) ? (r.level as Level) : 'UNKNOWN',
-      count: Number(r.n),
+      count: r.n,
     }));
     if (relaxed === 0) return { counts };
     return {

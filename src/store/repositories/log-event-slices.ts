@@ -71,11 +71,28 @@ export function cursorIn(
   return far ? 'past-window' : after;
 }
 
-/** One slice: `scan`, past `after`, each lane scanning at most its budget, at most `limit` rows back. */
+/** Equal time buckets from `startMs`: a kept row counts in bucket ⌊(timestamp − startMs) / widthMs⌋. */
+export interface SliceBuckets {
+  startMs: number;
+  widthMs: number;
+}
+
+/** What an aggregate slice returns per bucket and level of its kept rows (levels as the column holds them). */
+export interface SliceCount {
+  bucket: number;
+  level: string;
+  n: number;
+}
+
+/**
+ * One slice: `scan`, past `after`, each lane scanning at most its budget, at most `limit` rows back. With
+ * `aggregate`, the kept rows up to the frontier come back counted per bucket and level (`SliceCount`) instead.
+ */
 export interface LaneSlice extends LaneScan {
   after?: ScanKey | undefined;
   budgets: readonly number[];
   limit: number;
+  aggregate?: SliceBuckets;
 }
 
 /** What the statement returns besides the rows: one more row, with `slice_mark` set and the rest null. */
@@ -146,6 +163,18 @@ export function laneSliceQuery<R>(s: LaneSlice): RawBuilder<R & MarkerColumns> {
   );
   const frontier = sql`(select f_ts from f)`;
   const upToFrontier = sql`(${frontier} is null or (timestamp, event_id) ${upTo} (${frontier}, (select f_id from f)))`;
+  const kept =
+    s.aggregate === undefined
+      ? sql`select false as slice_mark, row_number() over (order by ${order}) as slice_pos, ${cols},
+        null::bigint as f_ts, null::text as f_id, null::int as scanned, null::jsonb as reached, null::float8 as ms
+      from c where slice_kept and ${upToFrontier} order by ${order} limit ${s.limit}`
+      : // Within the window, the offset from its start is never negative: integer division rounds down.
+        sql`select false as slice_mark, row_number() over () as slice_pos,
+        ((timestamp - ${s.aggregate.startMs}::bigint) / ${s.aggregate.widthMs}::bigint)::int as bucket, level,
+        count(*)::int as n,
+        null::bigint as f_ts, null::text as f_id, null::int as scanned, null::jsonb as reached, null::float8 as ms
+      from c where slice_kept and ${upToFrontier} group by 3, 4`;
+  const markerNulls = s.aggregate === undefined ? nulls : sql`null, null, null`;
   return sql<R & MarkerColumns>`with c as materialized (
       select g.lane_no, g.lane_lim, e.* from jsonb_to_recordset(${lanes}::jsonb) as ${LANE_RECORD}
       cross join lateral (
@@ -166,11 +195,9 @@ export function laneSliceQuery<R>(s: LaneSlice): RawBuilder<R & MarkerColumns> {
       ) e
     ),
     f as (select timestamp as f_ts, event_id as f_id from c where slice_n = lane_lim order by ${order} limit 1)
-    (select false as slice_mark, row_number() over (order by ${order}) as slice_pos, ${cols},
-        null::bigint as f_ts, null::text as f_id, null::int as scanned, null::jsonb as reached, null::float8 as ms
-      from c where slice_kept and ${upToFrontier} order by ${order} limit ${s.limit})
+    (${kept})
     union all
-    (select true, null, ${nulls}, ${frontier}, (select f_id from f),
+    (select true, null, ${markerNulls}, ${frontier}, (select f_id from f),
         (select coalesce(sum(n), 0) from (select max(slice_n) as n from c group by lane_no) as l)::int,
         (select coalesce(jsonb_agg(jsonb_build_array(lane_no, n)), '[]'::jsonb)
           from (select lane_no, max(slice_n) as n from c where ${upToFrontier} group by lane_no) as r),
@@ -247,4 +274,44 @@ export async function readInSlices<R>(
     };
   });
   return rows;
+}
+
+/**
+ * The kept rows of `scan` (every one, in the window) counted per bucket and level, in slices sized by `sizer`:
+ * each slice statement counts its rows up to its frontier, so no row is counted twice or missed. `signal` is
+ * checked between slices.
+ */
+export async function countInSlices(
+  exec: SliceExecutor,
+  scan: LaneScan,
+  buckets: SliceBuckets,
+  sizer: SliceSizer,
+  signal?: AbortSignal,
+): Promise<SliceCount[]> {
+  const lanes = scan.lanes.length;
+  const counts = new Map<string, SliceCount>();
+  if (lanes === 0) return [];
+  let after: ScanKey | undefined;
+  let weights = new Array<number>(lanes).fill(1);
+  await runSlices(sizer, signal, async (budget) => {
+    const budgets = shareBudget(budget, weights);
+    const started = performance.now();
+    const raw = await exec(laneSliceQuery<SliceCount>({ ...scan, after, budgets, limit: 0, aggregate: buckets }));
+    const slice = sliceResult<SliceCount>(raw, lanes, performance.now() - started);
+    for (const row of slice.rows) {
+      const key = `${row.bucket} ${row.level}`;
+      const seen = counts.get(key);
+      if (seen === undefined) counts.set(key, { bucket: Number(row.bucket), level: row.level, n: Number(row.n) });
+      else seen.n += Number(row.n);
+    }
+    weights = slice.reached.map((n) => n + 1);
+    after = slice.frontier;
+    return {
+      done: after === undefined,
+      budget: budgets.reduce((sum, b) => sum + b, 0),
+      scanned: slice.scanned,
+      ms: slice.ms,
+    };
+  });
+  return [...counts.values()];
 }

@@ -1,9 +1,12 @@
-import { sql, type CompiledQuery, type RawBuilder } from 'kysely';
+import { sql } from 'kysely';
 import { compileBoundedSqlFilter, sqlSize, type FilterNode, type SqlBounds } from '../../core/filter-tree/index.js';
 import type { BucketLayout } from '../../core/log-query/histogram.js';
 import type { LogTarget } from '../../core/log-query/types.js';
 import type { Executor } from '../db.js';
-import { groupScopes } from './log-query-events.js';
+import { SliceSizer, type SliceSizing } from '../slices.js';
+import type { StatementRunner } from '../statement-runner.js';
+import { countInSlices, laneSliceQuery, type LaneScan, type SliceCount } from './log-event-slices.js';
+import { firstSliceRows, queryLanes } from './log-query-events.js';
 
 /** One aggregate of the log histogram: sources of one account and region (a backend unit). */
 export interface LogHistogramEventsRequest {
@@ -11,46 +14,52 @@ export interface LogHistogramEventsRequest {
   layout: BucketLayout;
   /** A filter of pushable leaves only (a regex is never run in PostgreSQL). */
   filter: FilterNode;
-}
-
-export interface LogHistogramEventRow {
-  bucket: number;
-  level: string;
-  n: number;
+  signal: AbortSignal;
 }
 
 /**
- * One statement counting the unit's rows per bucket and level. The groups and their stream selectors travel as one
- * jsonb parameter, as in `logQueryStatement`, so an event two sources of a group read is counted once, and the
- * filter is the query's pushed-down SQL (the same compiler, within the same bounds). Each group is a range scan
- * of the (account, region, group, timestamp) index; the bucket is integer division of the offset from the window's
- * start (never negative inside the window, so it rounds down). `relaxed` counts the filter's leaves dropped to fit
- * the bounds: the counts are then those of a superset.
+ * The unit's rows counted per bucket and level, in slices (log-event-slices.ts): the lanes the log query would
+ * scan (a group, or a group and a level), each row once however many sources of its group read it, the filter
+ * compiled as the query compiles it, within the same bounds. No statement scans more than a slice's budget, so
+ * a window of a million rows holds the database about DB_SLICE_MS at a time, as the query does. `relaxed` counts
+ * the filter's leaves dropped to fit the bounds: the counts are then those of a superset.
  */
-export function logHistogramStatement(
+export async function countLogEventsSliced(
   db: Executor,
-  { targets, layout, filter }: LogHistogramEventsRequest,
+  run: StatementRunner,
+  { targets, layout, filter, signal }: LogHistogramEventsRequest,
   bounds: SqlBounds,
-): { query: CompiledQuery<LogHistogramEventRow>; relaxed: number } {
+  sizing: SliceSizing,
+): Promise<{ counts: SliceCount[]; relaxed: number }> {
   const first = targets[0]!;
-  const frame = (predicate: RawBuilder<boolean>) => sql<LogHistogramEventRow>`select
-        ((e.timestamp - ${layout.startMs}::bigint) / ${layout.widthMs}::bigint)::int as bucket,
-        e.level, count(*)::int as n
-      from jsonb_to_recordset(${JSON.stringify(groupScopes(targets))}::jsonb)
-        as g(name text, all_streams boolean, prefixes text[], names text[])
-      cross join lateral (
-        select timestamp, level from log_events
-        where cloud_account_id = ${first.account.id} and region = ${first.region} and log_group = g.name
-          and timestamp >= ${layout.startMs} and timestamp <= ${layout.endMs}
-          and (g.all_streams or log_stream = any(g.names)
-            or exists (select 1 from unnest(g.prefixes) as p(prefix) where starts_with(log_stream, p.prefix)))
-          and ${predicate}
-      ) e
-      group by 1, 2`;
-  const overhead = sqlSize(frame(sql<boolean>`true`));
+  const scan = (keep: LaneScan['keep']): LaneScan => ({
+    accountId: first.account.id,
+    region: first.region,
+    lanes: queryLanes(targets, filter),
+    window: { startMs: layout.startMs, endMs: layout.endMs },
+    order: 'oldest',
+    keep,
+    columns: ['level'],
+  });
+  // The filter is compiled once, within what a slice statement leaves of the bounds.
+  const frame = laneSliceQuery({
+    ...scan(sql<boolean>`true`),
+    after: { ts: 0, id: '' },
+    budgets: [1],
+    limit: 0,
+    aggregate: layout,
+  });
+  const overhead = sqlSize(frame);
   const { where, relaxed } = compileBoundedSqlFilter(filter, {
     maxParams: bounds.maxParams - overhead.params,
     maxBytes: bounds.maxBytes - overhead.bytes,
   });
-  return { query: frame(where).compile(db), relaxed };
+  const counts = await countInSlices(
+    (query) => run(query.compile(db), signal),
+    scan(where),
+    layout,
+    new SliceSizer({ ...sizing, initialRows: sizing.initialRows ?? firstSliceRows(filter, sizing.sliceMs) }),
+    signal,
+  );
+  return { counts, relaxed };
 }

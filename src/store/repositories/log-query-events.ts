@@ -193,7 +193,7 @@ function readsShortColumnsOnly(filter: FilterNode): boolean {
  * DEFAULT_SLICE_ROWS.initial, fewer for a filter whose rows cost more. One on levels and streams only (or none)
  * costs about the same for every row: the first slice may then hold a page of 1,000 rows in one statement.
  */
-function firstSliceRows(filter: FilterNode, sliceMs: number): number {
+export function firstSliceRows(filter: FilterNode, sliceMs: number): number {
   const ceiling = readsShortColumnsOnly(filter) ? SHORT_COLUMNS_FIRST_SLICE : DEFAULT_SLICE_ROWS.initial;
   return Math.max(1, Math.min(ceiling, Math.floor((sliceMs * 1_000) / rowCostMicros(filter))));
 }
