@@ -3,6 +3,9 @@
  * a URL), and every failure is the API's error object.
  */
 import type { FilterNode } from '../../src/core/filter-tree/schema.js';
+import type { LogQueryResult } from '../../src/core/log-query/types.js';
+
+export type { LogQueryResult, LogRow } from '../../src/core/log-query/types.js';
 
 export interface ApiErrorBody {
   code: string;
@@ -63,25 +66,6 @@ export interface Catalog {
   organization: { id: string; name: string };
   projects: { id: string; name: string; environments: CatalogEnvironment[] }[];
   truncated: boolean;
-}
-
-export interface LogRow {
-  timestamp: number;
-  level: string;
-  message: string;
-  logStream: string;
-  sourceId: string;
-  logSourceId: string;
-  eventId?: string;
-}
-
-export interface LogQueryResult {
-  rows: LogRow[];
-  resultCount: number;
-  nextEndTimeMs: number;
-  partial: boolean;
-  missedSources: string[];
-  unsupported: string[];
 }
 
 export interface HistogramBucket {

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { callerOf } from '../plugins/auth.js';
+import { untilClientGone } from '../plugins/client-gone.js';
 import { errorResponses } from '../../core/schemas/common.js';
 import { LOG_LEVELS } from '../../core/enums.js';
 import { DEFAULT_BUCKETS, MAX_BUCKETS } from '../../core/log-query/histogram.js';
@@ -64,18 +65,8 @@ export const logHistogramRoutes: FastifyPluginAsyncTypebox<{ logs: LogQueryServi
         response: { 200: LogHistogramResponse, ...errorResponses(403, 404, 413, 415, 422) },
       },
     },
-    async (request, reply) => {
-      // The client hanging up stops every statement and upstream query the request started.
-      const gone = new AbortController();
-      const onClose = () => {
-        if (!reply.raw.writableFinished) gone.abort(new Error('the client closed the connection'));
-      };
-      reply.raw.once('close', onClose);
-      try {
-        return await logs.histogram(callerOf(request), request.body, { signal: gone.signal, log: request.log });
-      } finally {
-        reply.raw.off('close', onClose);
-      }
-    },
+    // The client hanging up stops every statement and upstream query the request started.
+    (request, reply) =>
+      untilClientGone(reply, (signal) => logs.histogram(callerOf(request), request.body, { signal, log: request.log })),
   );
 };

@@ -2,6 +2,7 @@ import { logQueryJson } from '../json-in-turns.js';
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { callerOf } from '../plugins/auth.js';
+import { untilClientGone } from '../plugins/client-gone.js';
 import { errorResponses, IdSchema, Text } from '../../core/schemas/common.js';
 import { LogLevelSchema } from '../../core/enums.js';
 import { MAX_LIMIT, type LogQueryService } from '../../services/log-query/service.js';
@@ -78,19 +79,12 @@ export const logQueryRoutes: FastifyPluginAsyncTypebox<{ logs: LogQueryService }
     },
     async (request, reply) => {
       // The client hanging up stops every statement and upstream query the request started.
-      const gone = new AbortController();
-      const onClose = () => {
-        if (!reply.raw.writableFinished) gone.abort(new Error('the client closed the connection'));
-      };
-      reply.raw.once('close', onClose);
-      try {
-        const result = await logs.query(callerOf(request), request.body, { signal: gone.signal, log: request.log });
-        // Fastify sends a string as it is (its response schema serializes objects only).
-        const json: unknown = await logQueryJson(result);
-        return reply.type('application/json; charset=utf-8').send(json as typeof result);
-      } finally {
-        reply.raw.off('close', onClose);
-      }
+      const result = await untilClientGone(reply, (signal) =>
+        logs.query(callerOf(request), request.body, { signal, log: request.log }),
+      );
+      // Fastify sends a string as it is (its response schema serializes objects only).
+      const json: unknown = await logQueryJson(result);
+      return reply.type('application/json; charset=utf-8').send(json as typeof result);
     },
   );
 };

@@ -1,4 +1,5 @@
 // The live tail's public types (see live-tail.ts).
+import type { Level } from '../../../src/core/log-level.js';
 
 export type TailState = 'connecting' | 'live' | 'reconnecting' | 'paused' | 'ended' | 'error';
 
@@ -31,7 +32,7 @@ export interface TailEvent {
   message: string;
   timestamp: string;
   ingestionTime: string;
-  level: string;
+  level: Level;
   key: string;
 }
 
