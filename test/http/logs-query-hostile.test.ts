@@ -330,7 +330,7 @@ describe.runIf(onPostgres)('statements stop when their request does (PostgreSQL)
   it('cancels the statement at the request deadline: the answer is partial and the backend is free', async () => {
     const service = new LogQueryService(t.store.db, storeTenancy(t.store.db), t.services.logBackends.forProvider, {
       sourceTimeoutMs: 60_000,
-      deadlineMs: 800,
+      deadlineMs: 400,
       concurrency: 4,
     });
     const started = performance.now();
@@ -348,8 +348,8 @@ describe.runIf(onPostgres)('statements stop when their request does (PostgreSQL)
     });
     const started = performance.now();
     await service.query(viewer, JSON.parse(body()) as LogQueryRequest);
-    // Twice the deadline above at least (about 2.3 s here, on a loaded machine).
-    expect(performance.now() - started).toBeGreaterThan(1_600);
+    // Twice the deadline above at least (1.1 s on an idle machine, about 2.3 s on a loaded one).
+    expect(performance.now() - started).toBeGreaterThan(800);
   });
 
   it('cancels the statement when the client goes away', async () => {

@@ -328,31 +328,74 @@ const selectors: fc.Arbitrary<[string, unknown][]> = fc.oneof(
   },
   { weight: 1, arbitrary: fc.constant<[string, unknown][]>([]) },
 );
-const logQueryBody = objectOf(
-  {
-    startTime: fc.oneof({ weight: 3, arbitrary: windowStart }, { weight: 1, arbitrary: timeValue }),
-    endTime: fc.oneof({ weight: 3, arbitrary: windowEnd }, { weight: 1, arbitrary: timeValue }),
-    limit: optional(
-      mostly<unknown>(fc.integer({ min: 1, max: 10_000 }), [
-        0,
-        -1,
-        10_001,
-        1.5,
-        '10',
-        new Raw('1e400'),
-        new Raw('1.0'),
-        new Raw('1E1'),
-      ]),
-      1,
-    ),
-    complete: optional(mostly<unknown>(fc.boolean(), ['true', 1, null]), 2),
-    filter: optional(fc.oneof({ weight: 3, arbitrary: treeArb }, { weight: 2, arbitrary: hostileTree }), 1),
-  },
-  { together: selectors },
-);
+/** The log query's fields (the histogram takes them too). */
+const logQueryFields = {
+  startTime: fc.oneof({ weight: 3, arbitrary: windowStart }, { weight: 1, arbitrary: timeValue }),
+  endTime: fc.oneof({ weight: 3, arbitrary: windowEnd }, { weight: 1, arbitrary: timeValue }),
+  limit: optional(
+    mostly<unknown>(fc.integer({ min: 1, max: 10_000 }), [
+      0,
+      -1,
+      10_001,
+      1.5,
+      '10',
+      new Raw('1e400'),
+      new Raw('1.0'),
+      new Raw('1E1'),
+    ]),
+    1,
+  ),
+  complete: optional(mostly<unknown>(fc.boolean(), ['true', 1, null]), 2),
+  filter: optional(fc.oneof({ weight: 3, arbitrary: treeArb }, { weight: 2, arbitrary: hostileTree }), 1),
+};
+const logQueryBody = objectOf(logQueryFields, { together: selectors });
 const logQuery = fc
   .tuple(authorization, logQueryBody)
   .map(([auth, body]) => post('/cloud/logs/logs-insights', auth, body));
+
+const histogramBody = objectOf(
+  {
+    ...logQueryFields,
+    buckets: optional(
+      mostly<unknown>(fc.integer({ min: 1, max: 200 }), [
+        0,
+        201,
+        -1,
+        1.5,
+        '60',
+        null,
+        new Raw('1e400'),
+        new Raw('6E1'),
+      ]),
+      1,
+    ),
+  },
+  { together: selectors },
+);
+const logHistogram = fc
+  .tuple(authorization, histogramBody)
+  .map(([auth, body]) => post('/cloud/logs/logs-insights/histogram', auth, body));
+
+// ---------------------------------------------------------------- who am I, what can I see, the page
+
+const me = authorization.map((auth): FuzzRequestInit => ({ method: 'GET', target: '/me', headers: auth }));
+
+const logCatalog = fc
+  .tuple(authorization, pathSegment(KNOWN.organizations))
+  .map(([auth, id]): FuzzRequestInit => ({ method: 'GET', target: `/organizations/${id}/log-catalog`, headers: auth }));
+
+/** The log explorer's files: public, so no token; paths that try to leave its folder or reach a dot file. */
+const uiPage = fc
+  .tuple(
+    fc.oneof(
+      fc.constantFrom('/ui', '/ui/', '/ui/logs', '/ui/index.html', '/ui/assets/', '/ui/.env', '/ui/..%2fpackage.json'),
+      fc
+        .constantFrom('/ui/', '/ui/assets/', '/ui/logs/')
+        .chain((base) => pathSegment(['index.html', 'logs', '.env', '..', 'icon.svg']).map((seg) => base + seg)),
+    ),
+    fc.option(authorization, { freq: 3 }),
+  )
+  .map(([target, auth]): FuzzRequestInit => ({ method: 'GET', target, headers: auth ?? [] }));
 
 // ---------------------------------------------------------------- log stream and ingest
 
@@ -614,6 +657,10 @@ export const ROUTES: { name: string; arb: fc.Arbitrary<FuzzRequest> }[] = [
   { name: 'GET /module-categories', arb: listCategories },
   { name: 'GET /module-categories/{id}', arb: getCategory },
   { name: 'POST /cloud/logs/logs-insights', arb: logQuery },
+  { name: 'POST /cloud/logs/logs-insights/histogram', arb: logHistogram },
+  { name: 'GET /me', arb: me },
+  { name: 'GET /organizations/{id}/log-catalog', arb: logCatalog },
+  { name: 'GET /ui/… (the log explorer page)', arb: uiPage },
   { name: 'GET /cloud/logs/stream', arb: stream },
   { name: 'POST /cloud/logs/local/events', arb: ingest },
   { name: 'GET /domains', arb: domains },

@@ -199,6 +199,12 @@ export function responseProblems(res: WireResponse, method: string): string[] {
   const problems: string[] = [];
   if (res.status >= 500) problems.push(`status ${res.status}`);
   if (res.status >= 200 && res.status < 300) return problems;
+  // A redirect (the page's /ui → /ui/) is not an error: it has a Location and no error object.
+  if (res.status >= 300 && res.status < 400) {
+    if (res.status !== 304 && !res.headers.get('location')?.[0])
+      problems.push(`redirect ${res.status} without Location`);
+    return problems;
+  }
   if (method === 'HEAD') return problems;
   const type = res.headers.get('content-type')?.[0] ?? '';
   if (!/^application\/json/.test(type)) problems.push(`error content-type is '${type}'`);
