@@ -9,6 +9,8 @@ import {
   errorCode,
   type Expected,
   errorObjectProblem,
+  histogramVerdict,
+  MAX_BUCKETS,
   ingestBody,
   queryBody,
   queryVerdict,
@@ -28,6 +30,7 @@ export const KIND_NAMES = [
   'widest filter (SQL)',
   'widest filter (in process)',
   'complete: true',
+  'histogram of the widest filter',
   'history stream',
   'ingest at the limits',
   'random tokens',
@@ -152,6 +155,34 @@ function queryKind(
       if (r.status !== 200)
         return { status: r.status, ms: r.ms, verdict: `${r.status}`, problem: `status ${r.status}` };
       const verdict = queryVerdict(r.body, expected);
+      return verdict.kind === 'problem'
+        ? { status: 200, ms: r.ms, verdict: 'dishonest', problem: verdict.why }
+        : { status: 200, ms: r.ms, verdict: verdict.kind };
+    },
+  };
+}
+
+/** The histogram (issue 13) of the widest filter over A's whole window in 200 buckets: every event is counted or not. */
+function histogramKind(plan: NoisyPlan, connections: number): Kind {
+  const agent = clientAgent(ADDRESS.noisy, connections);
+  const window = { startMs: plan.window.startMs, endMs: plan.window.endMs };
+  const body = queryBody(plan.a, window, { buckets: MAX_BUCKETS, filter: widestFilter(false) });
+  return {
+    name: 'histogram of the widest filter',
+    connections,
+    async once() {
+      const r = await exchange(plan.url, '/cloud/logs/logs-insights/histogram', {
+        method: 'POST',
+        token: plan.a.token,
+        body,
+        agent,
+        timeoutMs: plan.deadlines.query + HANG_GRACE_MS,
+      });
+      const common = judgeCommon(r, plan.deadlines.query);
+      if (common !== undefined) return refusedValid(common);
+      if (r.status !== 200)
+        return { status: r.status, ms: r.ms, verdict: `${r.status}`, problem: `status ${r.status}` };
+      const verdict = histogramVerdict(r.body, window);
       return verdict.kind === 'problem'
         ? { status: 200, ms: r.ms, verdict: 'dishonest', problem: verdict.why }
         : { status: 200, ms: r.ms, verdict: verdict.kind };
@@ -318,6 +349,7 @@ function kinds(plan: NoisyPlan): Kind[] {
     queryKind(plan, 'widest filter (SQL)', 2, { limit: LIMITS.rows, filter: widestFilter(false) }, 'none'),
     queryKind(plan, 'widest filter (in process)', 2, { limit: LIMITS.rows, filter: widestFilter(true) }, 'none'),
     queryKind(plan, 'complete: true', 20, { complete: true }, 'page'),
+    histogramKind(plan, 2),
     streamKind(plan, 10),
     ingestKind(plan, 2),
     floodKind(plan, 4),

@@ -250,3 +250,35 @@ export function queryVerdict(body: string, expected: Expected): QueryVerdict {
   }
   return { kind: 'rows', rows: rows.length };
 }
+
+/** The histogram's most buckets (issue 13: `buckets` 1–200). */
+export const MAX_BUCKETS = 200;
+
+/**
+ * A 200 of the histogram is honest when it is its shape (every bucket of the window, contiguous, oldest first;
+ * `partial` going with `missedSources`) and, for a filter that matches nothing and reports nothing `unsupported`, every
+ * count is zero.
+ */
+export function histogramVerdict(body: string, window: QueryWindow): QueryVerdict {
+  let r: Record<string, unknown>;
+  try {
+    r = JSON.parse(body) as Record<string, unknown>;
+  } catch {
+    return { kind: 'problem', why: 'body is not JSON' };
+  }
+  const buckets = r.buckets as { startMs: number; endMs: number; counts: Record<string, number> }[] | undefined;
+  if (!Array.isArray(buckets) || typeof r.partial !== 'boolean' || !Array.isArray(r.missedSources))
+    return { kind: 'problem', why: 'not the histogram response' };
+  if (!Array.isArray(r.unsupported)) return { kind: 'problem', why: 'no unsupported' };
+  if (buckets.length !== MAX_BUCKETS) return { kind: 'problem', why: `${buckets.length} buckets` };
+  if (buckets[0]!.startMs !== window.startMs || buckets[buckets.length - 1]!.endMs !== window.endMs)
+    return { kind: 'problem', why: 'buckets do not span the window' };
+  for (let i = 1; i < buckets.length; i++)
+    if (buckets[i]!.startMs !== buckets[i - 1]!.endMs + 1) return { kind: 'problem', why: 'buckets not contiguous' };
+  if (r.partial !== r.missedSources.length > 0) return { kind: 'problem', why: 'partial disagrees with missedSources' };
+  const counted = buckets.reduce((n, b) => n + Object.values(b.counts).reduce((m, c) => m + c, 0), 0);
+  if (r.unsupported.length > 0) return { kind: 'unsupported', rows: counted };
+  if (r.partial) return { kind: 'partial', rows: counted };
+  if (counted > 0) return { kind: 'problem', why: `${counted} rows counted for a filter that matches nothing` };
+  return { kind: 'rows', rows: 0 };
+}
