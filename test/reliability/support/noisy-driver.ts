@@ -19,6 +19,7 @@ import {
   widestFilter,
   worstRegex,
   LIMITS,
+  type QueryVerdict,
   type QueryWindow,
 } from './noisy-heavy.js';
 import { ADDRESS, clientAgent, exchange, openHistoryStream, type Exchange, type StreamOutcome } from './noisy-http.js';
@@ -129,21 +130,22 @@ function refusedValid(o: Outcome): Outcome {
   return o;
 }
 
-function queryKind(
+/** A heavy POST of A's whose 200 is judged by `judge` (the log query's or the histogram's verdict). */
+function postKind(
   plan: NoisyPlan,
   name: KindName,
   connections: number,
-  extra: Record<string, unknown>,
-  expected: Expected,
+  path: string,
+  body: string,
+  judge: (body: string) => QueryVerdict,
 ): Kind {
   const agent = clientAgent(ADDRESS.noisy, connections);
-  const body = queryBody(plan.a, plan.window, extra);
   if (Buffer.byteLength(body) > LIMITS.bodyBytes) throw new Error(`${name}: body of ${body.length} bytes`);
   return {
     name,
     connections,
     async once() {
-      const r = await exchange(plan.url, '/cloud/logs/logs-insights', {
+      const r = await exchange(plan.url, path, {
         method: 'POST',
         token: plan.a.token,
         body,
@@ -154,7 +156,7 @@ function queryKind(
       if (common !== undefined) return refusedValid(common);
       if (r.status !== 200)
         return { status: r.status, ms: r.ms, verdict: `${r.status}`, problem: `status ${r.status}` };
-      const verdict = queryVerdict(r.body, expected);
+      const verdict = judge(r.body);
       return verdict.kind === 'problem'
         ? { status: 200, ms: r.ms, verdict: 'dishonest', problem: verdict.why }
         : { status: 200, ms: r.ms, verdict: verdict.kind };
@@ -162,32 +164,28 @@ function queryKind(
   };
 }
 
+function queryKind(
+  plan: NoisyPlan,
+  name: KindName,
+  connections: number,
+  extra: Record<string, unknown>,
+  expected: Expected,
+): Kind {
+  const body = queryBody(plan.a, plan.window, extra);
+  return postKind(plan, name, connections, '/cloud/logs/logs-insights', body, (b) => queryVerdict(b, expected));
+}
+
 /** The histogram (issue 13) of the widest filter over A's whole window in 200 buckets: every event is counted or not. */
 function histogramKind(plan: NoisyPlan, connections: number): Kind {
-  const agent = clientAgent(ADDRESS.noisy, connections);
-  const window = { startMs: plan.window.startMs, endMs: plan.window.endMs };
-  const body = queryBody(plan.a, window, { buckets: MAX_BUCKETS, filter: widestFilter(false) });
-  return {
-    name: 'histogram of the widest filter',
+  const body = queryBody(plan.a, plan.window, { buckets: MAX_BUCKETS, filter: widestFilter(false) });
+  return postKind(
+    plan,
+    'histogram of the widest filter',
     connections,
-    async once() {
-      const r = await exchange(plan.url, '/cloud/logs/logs-insights/histogram', {
-        method: 'POST',
-        token: plan.a.token,
-        body,
-        agent,
-        timeoutMs: plan.deadlines.query + HANG_GRACE_MS,
-      });
-      const common = judgeCommon(r, plan.deadlines.query);
-      if (common !== undefined) return refusedValid(common);
-      if (r.status !== 200)
-        return { status: r.status, ms: r.ms, verdict: `${r.status}`, problem: `status ${r.status}` };
-      const verdict = histogramVerdict(r.body, window);
-      return verdict.kind === 'problem'
-        ? { status: 200, ms: r.ms, verdict: 'dishonest', problem: verdict.why }
-        : { status: 200, ms: r.ms, verdict: verdict.kind };
-    },
-  };
+    '/cloud/logs/logs-insights/histogram',
+    body,
+    (b) => histogramVerdict(b, plan.window),
+  );
 }
 
 function ingestKind(plan: NoisyPlan, connections: number): Kind {
