@@ -25,7 +25,22 @@ export interface StreamQuery {
   streams: Exclude<StreamSelector, { kind: 'all' }> | { kind: 'all' };
   /** The filter pattern as given ('' = everything). */
   pattern: string;
-  matches: (message: string) => boolean;
+  /** Applies the filter pattern to messages read locally (aws applies it upstream). */
+  filter: MessageFilter;
+}
+
+/**
+ * Which messages a stream's filter pattern keeps. The work may run off the event loop, on a CPU budget: past it,
+ * `select` rejects with the error `logs:filter:too-costly`.
+ */
+export interface MessageFilter {
+  /** The items whose message the pattern keeps, in their order. */
+  select<T>(items: readonly T[], message: (item: T) => string, signal?: AbortSignal): Promise<T[]>;
+}
+
+/** A filter evaluated in the calling thread with a plain predicate (small inputs, tests). */
+export function predicateFilter(keep: (message: string) => boolean): MessageFilter {
+  return { select: async (items, message) => items.filter((item) => keep(message(item))) };
 }
 
 /** Where a history read stands: the last event delivered, in (timestamp, eventId) order. */

@@ -9,7 +9,7 @@ import { insertLocalEvents } from '../../src/store/repositories/log-events.js';
 import type { CloudAccount } from '../../src/core/log-query/types.js';
 import { LocalStreamSource, type LocalCursor } from '../../src/providers/local/log-stream-source.js';
 import { encodeEventId } from '../../src/services/log-stream/service.js';
-import type { StreamQuery } from '../../src/providers/log-stream-source.js';
+import { predicateFilter, type StreamQuery } from '../../src/providers/log-stream-source.js';
 import type { Tables } from '../../src/store/schema.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { onPostgres } from '../support/database.js';
@@ -207,7 +207,7 @@ const query = (group: string): StreamQuery => ({
   logGroups: [group],
   streams: { kind: 'prefix', prefix: '' },
   pattern: '-skip',
-  matches: (m) => !m.includes('skip'),
+  filter: predicateFilter((m) => !m.includes('skip')),
 });
 
 /** A seeded pseudo-random sequence (mulberry32), so a failure reproduces. */

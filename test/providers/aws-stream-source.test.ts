@@ -11,7 +11,12 @@ import { AwsStreamSource, type AwsCursor, type AwsStreamOptions } from '../../sr
 import { TokenBucket } from '../../src/providers/aws/token-bucket.js';
 import { encodeEventId } from '../../src/services/log-stream/service.js';
 import { TailHub } from '../../src/services/log-stream/tail-hub.js';
-import type { HistoryCursor, StreamEvent, StreamQuery } from '../../src/providers/log-stream-source.js';
+import {
+  predicateFilter,
+  type HistoryCursor,
+  type StreamEvent,
+  type StreamQuery,
+} from '../../src/providers/log-stream-source.js';
 import {
   AwsError,
   defaultLogsOptions,
@@ -79,7 +84,14 @@ function query(
   pattern = '',
   acc = account(),
 ): StreamQuery {
-  return { account: acc, region: acc.region, logGroups, streams, pattern, matches: compileFilterPattern(pattern) };
+  return {
+    account: acc,
+    region: acc.region,
+    logGroups,
+    streams,
+    pattern,
+    filter: predicateFilter(compileFilterPattern(pattern)),
+  };
 }
 
 async function history(

@@ -1,7 +1,13 @@
 // The log stream as a service: an async iterable of typed events, without HTTP. Framing and the wire are
 // tested over HTTP in test/http/logs-stream*.test.ts.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { HistoryCursor, StreamEvent, StreamQuery, StreamSource } from '../../src/providers/log-stream-source.js';
+import {
+  predicateFilter,
+  type HistoryCursor,
+  type StreamEvent,
+  type StreamQuery,
+  type StreamSource,
+} from '../../src/providers/log-stream-source.js';
 import { encodeEventId } from '../../src/services/log-stream/service.js';
 import { LogStream, type LogStreamEvent, type StreamPlan } from '../../src/services/log-stream/stream.js';
 import { TailHub } from '../../src/services/log-stream/tail-hub.js';
@@ -84,7 +90,7 @@ const query: StreamQuery = {
   logGroups: ['/app'],
   streams: { kind: 'all' },
   pattern: '',
-  matches: () => true,
+  filter: predicateFilter(() => true),
 };
 const hubs: TailHub[] = [];
 const streams: LogStream[] = [];

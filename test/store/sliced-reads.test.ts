@@ -10,7 +10,7 @@ import { bucketLayout, bucketOf } from '../../src/core/log-query/histogram.js';
 import type { CloudAccount, LogTarget, StreamSelector } from '../../src/core/log-query/types.js';
 import { loadFixture } from '../../src/fixtures/load.js';
 import { LocalStreamSource, type LocalCursor } from '../../src/providers/local/log-stream-source.js';
-import type { StreamQuery } from '../../src/providers/log-stream-source.js';
+import { predicateFilter, type StreamQuery } from '../../src/providers/log-stream-source.js';
 import { openStore, type Store } from '../../src/store/db.js';
 import { laneSliceQuery } from '../../src/store/repositories/log-event-slices.js';
 import { countLogEventsSliced } from '../../src/store/repositories/log-histogram-events.js';
@@ -468,7 +468,7 @@ describe('the history of a log stream read in slices', () => {
     logGroups: [BIG],
     streams,
     pattern: '',
-    matches: () => true,
+    filter: predicateFilter(() => true),
   });
 
   it('with a stream selector no row has, scans 100,000 events in statements of ~DB_SLICE_MS, not one', async () => {

@@ -219,13 +219,13 @@ export class LocalStreamSource implements StreamSource<LocalCursor> {
       if (rows.length === 0) return;
       const last = rows[rows.length - 1]!;
       cursor = { ts: last.timestamp, id: last.event_id };
-      yield rows.filter((r) => q.matches(r.message)).map(toEvent);
+      yield (await q.filter.select(rows, (r) => r.message, signal)).map(toEvent);
       if (rows.length < batchSize) return;
     }
   }
 
   /** One read for every subscriber of the query: the rows pending for any of their cursors. */
-  async read(q: StreamQuery, cursors: LocalCursor[], _signal?: AbortSignal): Promise<ReadBatch> {
+  async read(q: StreamQuery, cursors: LocalCursor[], signal?: AbortSignal): Promise<ReadBatch> {
     // The union of the pending sets: keys above the lowest (x, s), and the entries below it.
     let low: Key | undefined;
     for (const c of cursors) if (low === undefined || cmpKey([c.x, c.s], low) < 0) low = [c.x, c.s];
@@ -240,7 +240,8 @@ export class LocalStreamSource implements StreamSource<LocalCursor> {
     // The snapshot and the rows share one REPEATABLE READ transaction (see LocalCursor, `read`).
     const { snapshot, rows } = await readPendingRows(this.db, scopeOf(q), { low, extra }, this.readLimit);
     const lastRow = rows.length === this.readLimit ? rows[rows.length - 1] : undefined;
-    const batch: ReadBatch = { rows: rows.filter((r) => q.matches(r.message)), snapshot: sortedSnapshot(snapshot) };
+    const kept = await q.filter.select(rows, (r) => r.message, signal);
+    const batch: ReadBatch = { rows: kept, snapshot: sortedSnapshot(snapshot) };
     if (lastRow !== undefined) batch.last = [lastRow.xid, lastRow.seq];
     return batch;
   }

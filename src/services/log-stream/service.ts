@@ -3,7 +3,7 @@ import { AppError, appError, listDetail } from '../../core/errors.js';
 import { compileFilterPattern } from '../../core/filter-pattern/index.js';
 import type { Logger } from '../../core/logger.js';
 import { parseTime } from '../../core/log-time.js';
-import type { StreamQuery, StreamSource } from '../../providers/log-stream-source.js';
+import { predicateFilter, type StreamQuery, type StreamSource } from '../../providers/log-stream-source.js';
 import type { Db } from '../../store/db.js';
 import { loadAccount } from '../log-query/resolve.js';
 import { decodeEventId, encodeEventId } from './resume-id.js';
@@ -174,7 +174,7 @@ export class LogStreamService {
         ? { kind: 'prefix', prefix: params.logStreamPrefix! }
         : { kind: 'names', names: [...new Set(names!)] },
       pattern,
-      matches: compileFilterPattern(pattern),
+      filter: predicateFilter(compileFilterPattern(pattern)),
     };
     return { query, source, startMs, endMs: tail ? Number.MAX_SAFE_INTEGER : Math.min(endMs, Date.now()), tail };
   }
