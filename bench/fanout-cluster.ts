@@ -81,6 +81,8 @@ async function run(replicas: number): Promise<Run> {
       STREAM_MAX_PER_PRINCIPAL: String(Math.max(10, SUBSCRIBERS)),
       STREAM_MAX_PER_ORG: String(Math.max(100, SUBSCRIBERS)),
       RATE_LIMIT_MAX: '0',
+      // Every subscriber connects from 127.0.0.1: no per-address connection cap.
+      MAX_CONNECTIONS_PER_ADDRESS: '0',
     };
     servers.push(...(await Promise.all(Array.from({ length: replicas }, () => startBerth(db, env)))));
     const total = Math.round((DURATION_MS / 1000) * RATE_PER_S);

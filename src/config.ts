@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { compileTrustProxy } from './core/client-address.js';
 import { literalUnion, SERVER_LOG_LEVELS } from './core/enums.js';
 
 const Int = (min: number, max: number, def: number) => Type.Integer({ minimum: min, maximum: max, default: def });
@@ -25,10 +26,17 @@ export const ConfigSchema = Type.Object({
   /** Comma-separated zones the platform keeps for itself. */
   RESERVED_ZONES: Type.String({ default: 'berth.dev,berth.app' }),
   /**
-   * Key of the HMAC that seals domain-list cursors. Set the same value on every replica; when
-   * empty a built-in key is used (cursors still cannot cross instances, which is checked apart).
+   * Key of the HMAC that seals domain-list and API-key-list cursors. When empty, a random key is generated
+   * by the first replica to start and kept in the database (migration 010), shared by every replica; when
+   * set, it wins (the same value on every replica). Either way a cursor is also bound to its instance or
+   * organization.
    */
   CURSOR_SECRET: Type.String({ default: '' }),
+  /**
+   * Bearer token that unlocks the per-organization series of GET /metrics (16–1,024 printable ASCII characters).
+   * Without it /metrics names no tenant; empty: per-organization series are never served. Never logged.
+   */
+  METRICS_TOKEN: Type.String({ default: '', pattern: '^([\\x21-\\x7e]{16,1024})?$' }),
   /** Attempts of one AWS call (ACM, Route 53, STS), throttling and 5xx retried with backoff and jitter. */
   AWS_MAX_ATTEMPTS: Int(1, 20, 4),
   /** Upper bound on one AWS call, its retries included. */
@@ -58,6 +66,7 @@ export const ConfigSchema = Type.Object({
   INSIGHTS_POLL_INTERVAL_MS: Int(10, 60_000, 500),
   STREAM_POLL_INTERVAL_MS: Int(10, 60_000, 1_000),
   STREAM_KEEPALIVE_MS: Int(100, 600_000, 15_000),
+  /** Concurrent log streams of one principal on one organization's accounts. */
   STREAM_MAX_PER_PRINCIPAL: Int(1, 10_000, 10),
   STREAM_MAX_DURATION_MS: Int(1_000, 86_400_000, 3 * 3_600_000),
   STREAM_BATCH_SIZE: Int(1, 10_000, 500),
@@ -91,15 +100,29 @@ export const ConfigSchema = Type.Object({
    * database: heavy reads run as a series of such slices, and other tenants' statements run between them.
    */
   DB_SLICE_MS: Int(5, 10_000, 50),
+  /**
+   * Worker threads that evaluate filters in process (a log query's regexes and other predicates its backend cannot
+   * apply, a stream's filter pattern on local accounts), off the event loop.
+   */
+  FILTER_WORKERS: Int(1, 64, 1),
+  /**
+   * CPU time one source of a log query (or one read of a stream) may spend evaluating its filter in process; past it
+   * the source is reported in missedSources (a stream ends with logs:filter:too-costly). Regexes whose worst case
+   * over one message exceeds it are refused up front with 400 logs:filter:too-costly.
+   */
+  LOG_FILTER_CPU_MS: Int(10, 600_000, 2_000),
   /** Heavy work (log queries, history reads, ingest requests) running at once in this process. */
   HEAVY_MAX: Int(1, 10_000, 16),
   /** ... of which one organization may run at most this many. */
   HEAVY_MAX_PER_ORG: Int(1, 10_000, 8),
-  /** ... and one principal at most this many. */
+  /** ... and one principal at most this many within one organization. */
   HEAVY_MAX_PER_PRINCIPAL: Int(1, 10_000, 2),
   /** Heavy work that cannot start within this long answers 429 with Retry-After (the identity-provider route waits). */
   HEAVY_QUEUE_MS: Int(0, 600_000, 2_000),
-  /** Requests one principal may make per window on this replica (or across replicas with REDIS_URL); 0 turns it off. */
+  /**
+   * Requests one principal may make per window for one organization (and, apart, those that name none) on this
+   * replica, or across replicas with REDIS_URL; 0 turns it off.
+   */
   RATE_LIMIT_MAX: Int(0, 100_000_000, 2_000),
   RATE_LIMIT_WINDOW_MS: Int(100, 86_400_000, 10_000),
   /** When set (`redis://…`), request rate limits are counted in Redis and shared by every replica. */
@@ -111,8 +134,21 @@ export const ConfigSchema = Type.Object({
   HEADERS_TIMEOUT_MS: Int(100, 600_000, 10_000),
   /** Time a client has to send its whole request, body included (Node's `requestTimeout`). */
   REQUEST_TIMEOUT_MS: Int(100, 3_600_000, 30_000),
-  /** Open client connections at most; more are closed as they arrive (Node's `maxConnections`). */
+  /**
+   * Open client connections at most. At the cap a new connection closes the one idle the longest (no request in
+   * flight); only when every connection is busy is the new one closed as it arrives (http/plugins/connections.ts).
+   */
   MAX_CONNECTIONS: Int(1, 1_000_000, 4_096),
+  /**
+   * Open connections one client address may hold (IPv6: one /64); more are closed as they arrive. Peers named in
+   * TRUST_PROXY are exempt. 0: no per-address cap.
+   */
+  MAX_CONNECTIONS_PER_ADDRESS: Int(0, 1_000_000, 256),
+  /**
+   * Proxies whose X-Forwarded-For is believed (comma-separated addresses, CIDRs, or `loopback`, `linklocal`,
+   * `uniquelocal`): the client address is then the nearest untrusted hop. Empty: trust none, the socket's address.
+   */
+  TRUST_PROXY: Type.String({ default: '' }),
   /** Event-loop delay past which requests are shed with 503 and /readyz answers 503; 0 turns it off. */
   PRESSURE_MAX_EVENT_LOOP_DELAY_MS: Int(0, 600_000, 1_000),
   /** Concurrent log streams per organization and per process (per principal: STREAM_MAX_PER_PRINCIPAL). */
@@ -137,6 +173,9 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+/** Settings whose value never appears in an error message (nor anywhere else Berth writes). */
+const SECRET_SETTINGS: ReadonlySet<string> = new Set(['CURSOR_SECRET', 'METRICS_TOKEN']);
+
 /** Parses the environment; a bad value names its variable. */
 export function loadConfig(
   env: Record<string, string | undefined> = process.env,
@@ -152,8 +191,16 @@ export function loadConfig(
   Object.assign(converted, overrides);
   const problems = [...Value.Errors(ConfigSchema, converted)].map((e) => {
     const name = e.path.replace(/^\//, '') || '(root)';
-    return `${name}: ${e.message} (got ${JSON.stringify(converted[name])})`;
+    const got = SECRET_SETTINGS.has(name) ? '[redacted]' : JSON.stringify(converted[name]);
+    return `${name}: ${e.message} (got ${got})`;
   });
+  if (problems.length === 0) {
+    try {
+      compileTrustProxy(converted.TRUST_PROXY as string);
+    } catch (error) {
+      problems.push(`TRUST_PROXY: ${(error as Error).message} (got ${JSON.stringify(converted.TRUST_PROXY)})`);
+    }
+  }
   if (problems.length > 0) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
   return converted as Config;
 }

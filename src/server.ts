@@ -41,6 +41,8 @@ export async function startServer(config: Config, options: ServeOptions = {}): P
   try {
     await options.prepare?.(opened);
     services = createServices(opened.store, config);
+    // The cursor secret, generated into the database by the first replica to start when CURSOR_SECRET is unset.
+    await services.cursorSecret.get();
     app = await buildApp({
       config,
       services,

@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox';
 import { appError } from './errors.js';
 import { type CursorSeal, openCursor, sealCursor } from './sealed-cursor.js';
 
@@ -8,11 +9,12 @@ export interface DomainCursor {
   id: string;
 }
 
-/** Used when CURSOR_SECRET is unset: cursors stay tamper-evident and bound to their instance. */
-const DEFAULT_KEY = 'berth-domain-cursor-v1';
 const VERSION = 1;
 
-const SEAL: CursorSeal = { defaultKey: DEFAULT_KEY };
+/** An id as the API takes one (1–128 characters); a domain name as the seed stores one (1–253). */
+const Id = Type.String({ minLength: 1, maxLength: 128 });
+const FIELDS = Type.Tuple([Type.Literal(VERSION), Id, Type.String({ minLength: 1, maxLength: 253 }), Id]);
+const SEAL: CursorSeal<typeof FIELDS> = { fields: FIELDS };
 
 /** `base64url(JSON).base64url(HMAC)`: opaque to clients, and any change to it is detected. */
 export function encodeCursor(cursor: DomainCursor, key: string): string {
@@ -26,14 +28,14 @@ function invalid(): never {
 }
 
 /**
- * Reads a cursor back, or throws 400 `domains:cursor:invalid` when it was altered, made up, or
- * issued for another module instance (so a cursor never opens another tenant's list).
+ * Reads a cursor back, or throws 400 `domains:cursor:invalid` when it was altered, made up, holds anything but
+ * `[1, instance, domainName, id]` as storable text, or was issued for another module instance (so a cursor never
+ * opens another tenant's list). Pure: a caller checks it before any statement runs.
  */
 export function decodeCursor(text: string, key: string, moduleInstanceId: string): DomainCursor {
   const parsed = openCursor(SEAL, key, text);
-  if (parsed === undefined || parsed.length !== 4 || parsed[0] !== VERSION) invalid();
-  const [, instance, domainName, id] = parsed as unknown[];
-  if (typeof instance !== 'string' || typeof domainName !== 'string' || typeof id !== 'string') invalid();
+  if (parsed === undefined) invalid();
+  const [, instance, domainName, id] = parsed;
   if (instance !== moduleInstanceId) invalid();
   return { moduleInstanceId: instance, domainName, id };
 }

@@ -49,6 +49,7 @@ export const CATALOGUE = {
   'logs:query:invalid-window': { status: 422, message: 'The time window is invalid.' },
   'logs:query:no-sources': { status: 422, message: 'The selection names no log sources.' },
   'logs:filter:invalid': { status: 400, message: 'The filter is invalid.' },
+  'logs:filter:too-costly': { status: 400, message: 'The filter is too costly to evaluate.' },
   'logs:environment:not-found': { status: 404, message: 'The environment was not found.' },
   'logs:module-instance:not-found': { status: 404, message: 'The module instance was not found.' },
   'logs:log-source:not-found': { status: 404, message: 'The log source was not found.' },

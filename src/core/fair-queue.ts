@@ -1,6 +1,7 @@
 /**
  * A bound on concurrent work shared fairly: at most `max` run at once, at most `perGroup` of one group
- * (an organization) and `perMember` of one member (a principal). Waiting work is served round-robin
+ * (an organization) and `perMember` of one member (a principal) within a group: a member of several groups has a
+ * share in each, and its work in one never uses up its share in another. Waiting work is served round-robin
  * across groups, first come first served within a group, so a group with a thousand waiting items
  * and a group with one take turns. Used for heavy work (log queries, history reads, ingest) and for
  * the database's connections.
@@ -14,7 +15,7 @@ export interface FairLimits {
 export interface FairClaim {
   /** Whose share the work is counted in (an organization, or another tenant key). */
   group: string;
-  /** Within the group, whose (a principal); omitted: only the group's share applies. */
+  /** Within the group, whose (a principal), counted in this group only; omitted: only the group's share applies. */
   member?: string;
 }
 
@@ -53,6 +54,7 @@ interface Group {
 export class FairQueue {
   readonly #limits: Required<FairLimits>;
   readonly #groups = new Map<string, Group>();
+  /** Running work by member within its group (`memberKey`). */
   readonly #members = new Map<string, number>();
   /** Groups with waiting work, in turn order; the next turn starts at `#turn`. */
   #ring: string[] = [];
@@ -248,6 +250,7 @@ export class FairQueue {
   }
 }
 
+/** A member within its group (ids are printable: U+0000 separates them unambiguously). */
 function memberKey(claim: FairClaim): string {
   return `${claim.group}\u0000${claim.member}`;
 }

@@ -1,9 +1,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 
 /**
- * Whose work is running: set for each request (the client address, then the principal once authenticated)
- * and narrowed to an organization by heavy work. The database's fair queues read it to serve waiting
- * statements round-robin across tenants, without every call passing it down.
+ * Whose work is running: set for each request (the client address, then the principal once authenticated, and
+ * the organization when the request is for one) and narrowed to an organization by heavy work. The database's
+ * fair queues read it to serve waiting statements round-robin across tenants, without every call passing it down.
  */
 export interface TenantContext {
   /** The client's address (unauthenticated work is shared per address). */

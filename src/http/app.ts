@@ -5,6 +5,7 @@ import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import secureJson from 'secure-json-parse';
 import type { Config } from '../config.js';
+import { compileTrustProxy } from '../core/client-address.js';
 import { appError } from '../core/errors.js';
 import type { Services } from '../services/index.js';
 import { authHook, settleWritesHook } from './plugins/auth.js';
@@ -20,7 +21,8 @@ import { installMetrics } from './plugins/metrics.js';
 import { FailedAuthGuard } from './plugins/failed-auth.js';
 import { installPressure } from './plugins/pressure.js';
 import { installRateLimit, ThrottleStats } from './plugins/rate-limit.js';
-import { limitConnections, slowClientServerOptions } from './plugins/slow-clients.js';
+import { ConnectionLimits } from './plugins/connections.js';
+import { slowClientServerOptions } from './plugins/slow-clients.js';
 import { installTenantContext } from './plugins/tenant.js';
 import { ErrorSchema } from '../core/schemas/common.js';
 import { validatorCompiler } from './validation.js';
@@ -71,6 +73,8 @@ function uiDirOf(config: Config): string {
 /** Builds the HTTP app from its dependencies; never listens. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, services } = deps;
+  // One trust function for request.ip and for the connection limits, so both see the same client address.
+  const trustProxy = compileTrustProxy(config.TRUST_PROXY);
   const app = Fastify({
     logger: deps.logger ?? false,
     bodyLimit: config.BODY_LIMIT_BYTES,
@@ -91,8 +95,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     http: { requireHostHeader: false, ...slowClientServerOptions(config) },
     // Fastify would otherwise set Node's request timeout to 0 (none) after creating the server.
     requestTimeout: config.REQUEST_TIMEOUT_MS,
+    // request.ip: the socket's address, or behind TRUST_PROXY the nearest untrusted hop of X-Forwarded-For.
+    trustProxy: trustProxy ?? false,
   }).withTypeProvider<TypeBoxTypeProvider>();
-  limitConnections(app, config);
+  const connections = new ConnectionLimits(config, trustProxy, app.log);
+  connections.attach(app.server);
+  app.decorate('connections', connections);
   // Node answers an Expect other than 100-continue itself, with an empty 417: ignore it instead (RFC 9110 §10.1.1 allows both).
   app.server.on('checkExpectation', (req, res) => app.server.emit('request', req, res));
   // Node closes a connection as soon as a `Connection: close` answer is written, even while the client is still
@@ -152,7 +160,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => (json.$id as string | undefined) ?? `def-${i}` },
   });
-  installMetrics(app, services.streams, services.heavy, throttled);
+  installMetrics(app, services.streams, services.heavy, throttled, connections, {
+    metricsToken: config.METRICS_TOKEN,
+  });
 
   await app.register(healthRoutes, {
     health: services.health,

@@ -19,6 +19,12 @@ export interface FetchResult {
   exhausted: boolean;
   /** Log groups of which the backend returned rows it could not read (dropped): the answer is partial for them. */
   missed?: string[];
+  /**
+   * True when every row matches `filter` exactly, by the evaluator's own definition: nothing of it was left out to
+   * fit one statement. Rows of an exact fetch of an exact plan need no filtering in process. Only Berth's own
+   * database says so; rows from elsewhere are checked again.
+   */
+  exact?: boolean;
 }
 
 export interface HistogramRequest {

@@ -49,6 +49,16 @@ export interface HistoryCursor {
   id: string;
 }
 
+/** One key of a read of several together: its query, its subscribers' cursors, and its own stop signal. */
+export interface KeyRead<C> {
+  query: StreamQuery;
+  cursors: C[];
+  signal?: AbortSignal;
+}
+
+/** One key's outcome of a read of several: its batch, or the failure that is its alone (its filter's). */
+export type KeyBatch = { batch: unknown } | { error: unknown };
+
 /**
  * A log store that can replay history oldest first and be polled for new
  * events. Tail cursors are the source's own (JSON-serializable) positions.
@@ -67,6 +77,12 @@ export interface StreamSource<C = unknown> {
   ): AsyncGenerator<StreamEvent[]>;
   /** One upstream read covering every given cursor (shared by all subscribers of a query). */
   read(query: StreamQuery, cursors: C[], signal: AbortSignal): Promise<unknown>;
+  /**
+   * Sources that can read the keys of one account together (local): one read for all of them, each key's batch
+   * what `read` would give for it, in the order given. `more`: some key's read stopped at its bound before it
+   * reached the end (read again soon, not at the next interval).
+   */
+  readTogether?(keys: KeyRead<C>[], signal: AbortSignal): Promise<{ batches: KeyBatch[]; more: boolean }>;
   /**
    * The events of a read that come after `cursor`, and the cursor after them. A source stops at `limit`
    * events and says `more`: the rest of the batch then comes from calling again with the returned cursor, so

@@ -12,6 +12,7 @@ import {
 } from '../core/schemas/api-keys.js';
 import { generateKeyId, generateToken, hashToken } from '../core/tokens.js';
 import type { Db } from '../store/db.js';
+import type { CursorSecret } from './cursor-secret.js';
 import {
   countOrganizationKeys,
   findKeyHolder,
@@ -52,7 +53,7 @@ function holderRank(holder: KeyHolder): number | null {
 export class ApiKeyService {
   constructor(
     private readonly db: Db,
-    private readonly cursorKey: string,
+    private readonly cursorSecret: CursorSecret,
     private readonly now: () => Date = () => new Date(),
   ) {}
 
@@ -99,9 +100,11 @@ export class ApiKeyService {
   }
 
   async list(caller: Caller, organizationId: string, query: ListApiKeysQuery): Promise<ApiKeyPage> {
+    const cursorKey = await this.cursorSecret.get();
+    // A forged or foreign cursor is refused before any statement runs: its seal, its whole shape and its
+    // organization are checked without the database.
+    const after = query.cursor === undefined ? undefined : decodeApiKeyCursor(query.cursor, cursorKey, organizationId);
     await this.authorize(caller, organizationId);
-    const after =
-      query.cursor === undefined ? undefined : decodeApiKeyCursor(query.cursor, this.cursorKey, organizationId);
     const [rows, totalCount] = await Promise.all([
       listOrganizationKeys(this.db, organizationId, query.limit + 1, after),
       countOrganizationKeys(this.db, organizationId),
@@ -110,7 +113,7 @@ export class ApiKeyService {
     const last = page.at(-1);
     const meta: ApiKeyPage['meta'] = { limit: query.limit, totalCount };
     if (rows.length > query.limit && last !== undefined) {
-      meta.nextCursor = encodeApiKeyCursor({ organizationId, ...last.position }, this.cursorKey);
+      meta.nextCursor = encodeApiKeyCursor({ organizationId, ...last.position }, cursorKey);
     }
     return { data: page.map((r) => toApiKey(r.key, organizationId)), meta };
   }

@@ -13,7 +13,10 @@ export interface HeavyWorkLimits {
 
 export interface HeavyClaim {
   organizationId: string;
-  /** Omitted for work no principal asked for (the CLI): only the organization's share applies. */
+  /**
+   * Counted within `organizationId`'s share only. Omitted for work no principal asked for (the CLI): only the
+   * organization's share applies.
+   */
   principalId?: string;
 }
 
@@ -39,10 +42,11 @@ const MAX_TRACKED_ORGANIZATIONS = 10_000;
 
 /**
  * Heavy work (log queries, history reads, ingest) shares a process-wide budget: at most `max` at once, of which
- * `perOrganization` for one organization and `perPrincipal` for one principal; waiting work takes turns across
- * organizations (DESIGN §10). Work that cannot start within `queueMs` answers 429 `http:request:rate-limited`
- * with Retry-After. While it runs, its statements are counted in the organization's share of the database's
- * own fair queue.
+ * `perOrganization` for one organization and `perPrincipal` for one principal within that organization (a
+ * principal of several organizations has a share in each: work one organization asks of it never holds back its
+ * work for another); waiting work takes turns across organizations. Work that cannot start within `queueMs`
+ * answers 429 `http:request:rate-limited` with Retry-After. While it runs, its statements are counted in the
+ * organization's share of the database's own fair queue.
  */
 export class HeavyWork {
   readonly #queue: FairQueue;
@@ -131,5 +135,5 @@ export class HeavyWork {
 const shareWords = {
   process: 'the service is at its limit',
   group: "the organization's share is in use",
-  member: "the principal's share is in use",
+  member: "the principal's share in this organization is in use",
 } as const;

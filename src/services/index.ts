@@ -33,9 +33,11 @@ import { cacheOptions } from './caches/options.js';
 import { openChangeFeed } from '../store/change-feed.js';
 import { HealthService } from './health.js';
 import { ApiKeyService } from './api-keys.js';
+import { FilterPool } from './filter-pool/pool.js';
 import { HeavyWork } from './heavy-work.js';
 import { IdentityService } from './identity.js';
 import { LogCatalogService } from './log-catalog.js';
+import { CursorSecret } from './cursor-secret.js';
 
 /** Everything route code talks to; built once per process from its dependencies. */
 export interface Services {
@@ -58,6 +60,10 @@ export interface Services {
   certificates: CertificateRetryService;
   /** The process's budget of heavy work (log queries, history reads, ingest), shared fairly by organizations. */
   heavy: HeavyWork;
+  /** Worker threads for filters evaluated in process (FILTER_WORKERS, LOG_FILTER_CPU_MS). */
+  filters: FilterPool;
+  /** The key sealing list cursors (CURSOR_SECRET, else the one kept in the database); `startServer` loads it at start. */
+  cursorSecret: CursorSecret;
   /** Stops background work (pollers, streams) before the database closes. */
   close(): Promise<void>;
 }
@@ -76,11 +82,13 @@ export function createServices(store: Store, config: Config, overrides: ServiceO
   const aws = createAwsClients(config, overrides.providers?.aws);
   // Which organization owns an object: one answer for every service (a cache may wrap it).
   const tenancy = cachedTenancy(storeTenancy(store.db), caches, cached);
+  const cursorSecret = new CursorSecret(store.db, config.CURSOR_SECRET);
   const domainServices = createDomainServices(
     store.db,
     tenancy,
     config,
     new Providers(store.db, aws, overrides.providers),
+    cursorSecret,
   );
   const heavy = new HeavyWork({
     max: config.HEAVY_MAX,
@@ -138,6 +146,7 @@ export function createServices(store: Store, config: Config, overrides: ServiceO
     retentionMs: 2 * config.TAIL_LOOKBACK_MS + config.TAIL_WARMUP_MS,
     leaseRetryMs: Math.max(100, Math.floor(config.TAIL_LEASE_TTL_MS / 3)),
   });
+  const filters = new FilterPool({ workers: config.FILTER_WORKERS, cpuBudgetMs: config.LOG_FILTER_CPU_MS });
   const streams = new LogStreamService(
     store.db,
     { local: new LocalStreamSource(store.db, { slices: { sliceMs: config.DB_SLICE_MS } }), aws: awsStream },
@@ -153,6 +162,7 @@ export function createServices(store: Store, config: Config, overrides: ServiceO
       changes: caches,
       shared,
       warmupWaitMs: config.TAIL_WARMUP_MS,
+      filters,
     },
   );
   const logs = new LogQueryService(store.db, tenancy, logBackends.forProvider, {
@@ -161,6 +171,7 @@ export function createServices(store: Store, config: Config, overrides: ServiceO
     concurrency: config.LOG_QUERY_CONCURRENCY,
     heavy,
     logSources: cachedLogSources(store.db, caches, cached),
+    filters,
   });
   const ingest = new LogIngestService(store.db, config, { heavy, embedded: store.target.kind === 'pglite' });
   return {
@@ -173,16 +184,19 @@ export function createServices(store: Store, config: Config, overrides: ServiceO
     identity: new IdentityService(store.db),
     catalog: new LogCatalogService(store.db),
     health: new HealthService(store),
-    apiKeys: new ApiKeyService(store.db, config.CURSOR_SECRET),
+    apiKeys: new ApiKeyService(store.db, cursorSecret),
     categories: new ModuleCategoryService(store.db),
     ingest,
     domains: domainServices.domains,
     nameAvailability: domainServices.nameAvailability,
     certificates: domainServices.certificates,
     heavy,
+    filters,
+    cursorSecret,
     close: async () => {
       logs.close();
       streams.close();
+      await filters.close();
       shared.close();
       await awsQuotas.close();
       await cluster.bus.close();

@@ -152,6 +152,13 @@ export interface LogEventsTable {
   xid: Generated<string>;
 }
 
+/** Migration 010: the cursor secret generated on first start when CURSOR_SECRET is unset (one row). */
+export interface CursorSecretTable {
+  id: Generated<boolean>;
+  secret: string;
+  created_at: Generated<Date>;
+}
+
 export interface Tables {
   organizations: OrganizationsTable;
   principals: PrincipalsTable;
@@ -168,4 +175,5 @@ export interface Tables {
   dns_records: DnsRecordsTable;
   module_categories: ModuleCategoriesTable;
   log_events: LogEventsTable;
+  cursor_secret: CursorSecretTable;
 }

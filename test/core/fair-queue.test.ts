@@ -45,6 +45,26 @@ describe('FairQueue', () => {
     expect(queue.runningIn('a')).toBe(2);
   });
 
+  it("counts a member's share within its group: one group's work never uses up its share in another", async () => {
+    const queue = new FairQueue({ max: 8, perGroup: 4, perMember: 2 });
+    const inB = [queue.tryAcquire({ group: 'b', member: 'x' }), queue.tryAcquire({ group: 'b', member: 'x' })];
+    expect(inB.every((r) => r !== undefined)).toBe(true);
+    // x is at its share in b, and only there.
+    expect(queue.tryAcquire({ group: 'b', member: 'x' })).toBeUndefined();
+    const inA = [queue.tryAcquire({ group: 'a', member: 'x' }), queue.tryAcquire({ group: 'a', member: 'x' })];
+    expect(inA.every((r) => r !== undefined)).toBe(true);
+    expect(queue.tryAcquire({ group: 'a', member: 'x' })).toBeUndefined();
+    // A waiter of x in b times out naming the member share; x's release in a does not let it in.
+    const waiting = queue.acquire({ group: 'b', member: 'x' }, { timeoutMs: 50 }).catch((e: unknown) => e);
+    inA[0]!();
+    const error = await waiting;
+    expect(error).toBeInstanceOf(QueueTimeoutError);
+    expect((error as QueueTimeoutError).share).toBe('member');
+    // Released in b, x may run there again.
+    inB[0]!();
+    expect(queue.tryAcquire({ group: 'b', member: 'x' })).toBeDefined();
+  });
+
   it('gives up after the wait time with the share that was full, and on abort', async () => {
     const queue = new FairQueue({ max: 2, perGroup: 1 });
     const held = queue.tryAcquire({ group: 'a' })!;

@@ -1,7 +1,7 @@
-// Hostile log lines in the log explorer (issue 13): markup, script URLs, a link-looking line, ANSI escapes and a
-// 1 MB line are written to a log group, queried and expanded in Chromium, and must stay text: nothing runs, no
-// dialog opens, no element but the page's own appears, ESC shows as the visible symbol ␛, and the page keeps
-// answering. Run on PGlite and on PostgreSQL.
+// Hostile log lines in the log explorer (issue 13): markup, script URLs, a link-looking line, ANSI escapes, a
+// right-to-left override (issue 20) and a 1 MB line are written to a log group, queried and expanded in Chromium,
+// and must stay text: nothing runs, no dialog opens, no element but the page's own appears, ESC shows as the visible
+// symbol ␛ and U+202E as ⟨U+202E⟩, and the page keeps answering. Run on PGlite and on PostgreSQL.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertLocalEvents } from '../../src/store/repositories/log-events.js';
@@ -18,6 +18,10 @@ import {
 import { GROUPS, ingest, seed, startE2eApp, TOKENS } from './support/world.js';
 
 const ESC = '\u001b';
+const RLO = '\u202e';
+/** Would read "invoice_exe.pdf is ready" if the override reached the page. */
+const RLO_LINE = `invoice_${RLO}fdp.exe is ready`;
+const RLO_SHOWN = 'invoice_⟨U+202E⟩fdp.exe is ready';
 const HOSTILE = [
   '<script>window.__pwned=1</script>',
   '<img src=x onerror="window.__pwned=2">',
@@ -32,6 +36,7 @@ const HOSTILE = [
     html: '<script>window.__pwned=7</script>',
     ansi: `${ESC}[1mbold${ESC}[0m`,
   }),
+  RLO_LINE,
 ];
 /** A stream name is printable text too: it is shown in its own column. */
 const HOSTILE_STREAM = 'jobs/<img src=x onerror="window.__pwned=8">';
@@ -122,11 +127,11 @@ describe.sequential('hostile log lines in the explorer', () => {
     await signIn(page, TOKENS.viewer);
     const summary = page.getByTestId('summary');
     await expect.poll(() => summary.textContent(), { timeout: 15_000 }).toMatch(/^[\d,]+ rows$/);
-    expect(await summary.textContent()).toBe('311 rows');
+    expect(await summary.textContent()).toBe('312 rows');
 
     const rows = await readAllRows(page);
     const messages = rows.map((r) => r.message);
-    for (const line of HOSTILE.filter((l) => !l.includes(ESC))) expect(messages).toContain(line);
+    for (const line of HOSTILE.filter((l) => !l.includes(ESC) && !l.includes(RLO))) expect(messages).toContain(line);
     expect(rows.map((r) => r.stream)).toContain(HOSTILE_STREAM);
     for (const line of ['<script>window.__pwned=1</script>', '[x](javascript:alert(1))', 'javascript:alert(1)']) {
       expect(await rowsList().getByText(line, { exact: true }).isVisible()).toBe(true);
@@ -143,6 +148,16 @@ describe.sequential('hostile log lines in the explorer', () => {
     expect(await page.evaluate(() => document.body.textContent!.includes('\u001b'))).toBe(false);
   });
 
+  it('shows a right-to-left override as ⟨U+202E⟩, never the raw character', async () => {
+    const cell = rowsList().getByText(RLO_SHOWN, { exact: true });
+    expect(await cell.isVisible()).toBe(true);
+    // biome-ignore lint/performance/useDomNodeTextContent: the rendered text is the point here
+    expect(await page.evaluate(() => document.body.innerText.includes('⟨U+202E⟩'))).toBe(true);
+    // biome-ignore lint/performance/useDomNodeTextContent: the rendered text is the point here
+    expect(await page.evaluate(() => document.body.innerText.includes('\u202e'))).toBe(false);
+    expect(await page.evaluate(() => document.body.textContent!.includes('\u202e'))).toBe(false);
+  });
+
   it('keeps them text when expanded (JSON pretty-printed, controls visible)', async () => {
     // The newest rows are the hostile ones: the 1 MB line, the largest line, the stream name, then HOSTILE.
     for (let i = 3; i < 3 + HOSTILE.length; i++) await rowButton(page, i).click();
@@ -151,6 +166,8 @@ describe.sequential('hostile log lines in the explorer', () => {
     expect(details).toContain('<img src=x onerror="window.__pwned=2">');
     expect(details).toContain('[x](javascript:alert(1))');
     expect(details).toContain('␛[31mred␛[0m plain');
+    expect(details).toContain(RLO_SHOWN);
+    expect(details.some((d) => d.includes(RLO))).toBe(false);
     const json = details.find((d) => d.includes('"html"'))!;
     expect(json).toContain('\n  "msg": "<img src=x onerror=\\"window.__pwned=6\\">",\n');
     expect(json).toContain('"html": "<script>window.__pwned=7</script>"');
@@ -196,7 +213,7 @@ describe.sequential('hostile log lines in the explorer', () => {
     await rowsList().evaluate((el) => {
       el.scrollTop = el.scrollHeight;
     });
-    await rowsList().locator('[aria-posinset="311"]').waitFor();
+    await rowsList().locator('[aria-posinset="312"]').waitFor();
     console.log(`1 MB line: expanded in ${expandMs} ms; a frame ${frame.toFixed(1)} ms; two clicks ${clickMs} ms`);
     expect(expandMs).toBeLessThan(5_000);
     expect(clickMs).toBeLessThan(3_000);

@@ -53,6 +53,9 @@ function fixture(): Record<string, unknown> {
 }
 
 const window = { startTime: T0 - 1, endTime: T0 + EVENTS + 1 };
+/** Per-organization series of /metrics are served with this token only (test/http/metrics.test.ts). */
+const METRICS_TOKEN = 'fair-shares-metrics-token';
+const withMetricsToken = { headers: { authorization: `Bearer ${METRICS_TOKEN}` } };
 
 describe('fair shares of heavy work', () => {
   let t: TestApp;
@@ -68,6 +71,7 @@ describe('fair shares of heavy work', () => {
         STREAM_MAX_PER_ORG: 2,
         STREAM_MAX_TOTAL: 3,
         STREAM_KEEPALIVE_MS: 200,
+        METRICS_TOKEN,
       },
     });
   });
@@ -102,7 +106,7 @@ describe('fair shares of heavy work', () => {
     const b = await other;
     expect(b.status).toBe(200);
     expect(b.body.rows).toHaveLength(1);
-    const metrics = await (await fetch(`${t.url}/metrics`)).text();
+    const metrics = await (await fetch(`${t.url}/metrics`, withMetricsToken)).text();
     expect(metrics).toMatch(new RegExp(`berth_heavy_work_throttled_total\\{organization="${ORG_A}"\\} [1-9]`));
     expect(metrics).not.toMatch(new RegExp(`berth_heavy_work_throttled_total\\{organization="${ORG_B}"\\} [1-9]`));
   });
@@ -139,7 +143,7 @@ describe('fair shares of heavy work', () => {
         },
       );
       expectError(fourth, 429, 'logs:stream:too-many-streams');
-      const metrics = await (await fetch(`${t.url}/metrics`)).text();
+      const metrics = await (await fetch(`${t.url}/metrics`, withMetricsToken)).text();
       expect(metrics).toMatch(new RegExp(`berth_log_streams_refused_total\\{organization="${ORG_A}"\\} 1`));
       expect(metrics).toMatch(new RegExp(`berth_log_streams_refused_total\\{organization="${ORG_B}"\\} 1`));
     } finally {

@@ -329,6 +329,7 @@ describe.runIf(onPostgres)('statements stop when their request does (PostgreSQL)
 
   it('cancels the statement at the request deadline: the answer is partial and the backend is free', async () => {
     const service = new LogQueryService(t.store.db, storeTenancy(t.store.db), t.services.logBackends.forProvider, {
+      filters: t.services.filters,
       sourceTimeoutMs: 60_000,
       deadlineMs: 400,
       concurrency: 4,
@@ -342,6 +343,7 @@ describe.runIf(onPostgres)('statements stop when their request does (PostgreSQL)
 
   it('without a deadline the same statement runs for seconds (the test above is not vacuous)', async () => {
     const service = new LogQueryService(t.store.db, storeTenancy(t.store.db), t.services.logBackends.forProvider, {
+      filters: t.services.filters,
       sourceTimeoutMs: 60_000,
       deadlineMs: 60_000,
       concurrency: 4,

@@ -1197,6 +1197,12 @@ class FlakySource extends LocalStreamSource {
     if (this.failRead) throw new Error('read exploded');
     return super.read(...args);
   }
+  override async readTogether(
+    ...args: Parameters<LocalStreamSource['readTogether']>
+  ): ReturnType<LocalStreamSource['readTogether']> {
+    if (this.failRead) throw new Error('read exploded');
+    return super.readTogether(...args);
+  }
 }
 
 describe('log stream limits and failures', () => {
@@ -1218,6 +1224,7 @@ describe('log stream limits and failures', () => {
             maxPerPrincipal: config.STREAM_MAX_PER_PRINCIPAL,
             maxDurationMs: config.STREAM_MAX_DURATION_MS,
             batchSize: config.STREAM_BATCH_SIZE,
+            filters: services.filters,
           },
         );
         const close = services.close;

@@ -1,4 +1,5 @@
-// Per-principal request rate limits (RATE_LIMIT_MAX per RATE_LIMIT_WINDOW_MS), in the process or shared in Redis.
+// Request rate limits per principal within an organization (RATE_LIMIT_MAX per RATE_LIMIT_WINDOW_MS), in the process
+// or shared in Redis. A principal's requests in several organizations: test/http/cross-org-limits.test.ts.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
@@ -7,7 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config.js';
 import { startTestApp, type TestApp, type TestResponse } from '../support/app.js';
 import { expectError } from '../support/assertions.js';
-import { baseWorld, mergeWorld, ORG_A, TOKENS } from '../support/world.js';
+import { baseWorld, mergeWorld, ORG_A, ORG_B, TOKENS } from '../support/world.js';
 import { reachable, TEST_REDIS_URL } from '../support/redis.js';
 
 const CHEAP = '/module-categories';
@@ -29,7 +30,7 @@ async function statuses(t: TestApp, n: number, token: string, path = CHEAP): Pro
   return out;
 }
 
-describe('per-principal rate limit, counted in the process', () => {
+describe('rate limit per principal in an organization, counted in the process', () => {
   const WINDOW = 60_000;
   let t: TestApp;
   beforeAll(async () => {
@@ -50,8 +51,15 @@ describe('per-principal rate limit, counted in the process', () => {
     );
     expect(await statuses(t, 5, TOKENS.admin)).toEqual([200, 200, 200, 200, 200]);
     expectRateLimited(await t.request('GET', CHEAP, { token: TOKENS.admin }), WINDOW);
-    // Both keys of one principal share its budget.
+    // The keys of one principal for one organization share its budget there: the owner's key scoped to org A,
+    // and its unscoped key on a path that names org A.
     expect(await statuses(t, 5, TOKENS.owner)).toEqual([200, 200, 200, 200, 200]);
+    expectRateLimited(
+      await t.request('GET', `/organizations/${ORG_A}/log-catalog`, { token: TOKENS.ownerUnscoped }),
+      WINDOW,
+    );
+    // The unscoped key's requests that name no organization count apart, in the principal's own budget.
+    expect(await statuses(t, 5, TOKENS.ownerUnscoped)).toEqual([200, 200, 200, 200, 200]);
     expectRateLimited(await t.request('GET', CHEAP, { token: TOKENS.ownerUnscoped }), WINDOW);
   });
 
@@ -77,10 +85,17 @@ describe('per-principal rate limit, counted in the process', () => {
 
   it('counts the refusals by reason and organization for the metrics', async () => {
     const principal = [...t.app.throttled.entries()].filter((e) => e.reason === 'principal');
-    // Viewer and admin keys are scoped to org A; the owner's unscoped key has one membership (org A).
-    expect(principal).toEqual([{ reason: 'principal', organization: ORG_A, count: 5 }]);
+    // Viewer, admin and owner keys are scoped to org A, and the owner's unscoped key named org A once; its
+    // requests that name no organization are counted under none.
+    expect(principal).toHaveLength(2);
+    expect(principal).toContainEqual({ reason: 'principal', organization: ORG_A, count: 5 });
+    expect(principal).toContainEqual({ reason: 'principal', organization: '', count: 1 });
+    // Without METRICS_TOKEN /metrics names no organization: the refusals are summed (per organization with the
+    // token: test/http/metrics.test.ts).
     const metrics = await (await fetch(`${t.url}/metrics`)).text();
-    expect(metrics).toContain(`berth_rate_limited_total{organization="${ORG_A}",reason="principal"} 5`);
+    const total = principal.reduce((n, e) => n + e.count, 0);
+    expect(metrics).toContain(`berth_rate_limited_total{reason="principal"} ${total}`);
+    expect(metrics).not.toContain('organization=');
   });
 });
 
@@ -120,23 +135,37 @@ const SHARED_REDIS = TEST_REDIS_URL;
 const redisUp = await reachable(SHARED_REDIS);
 const redisServerBinary = spawnSync('redis-server', ['--version']).status === 0;
 
-/** A principal of its own per run, so runs sharing one Redis never share a budget. */
-function principalWorld(): { world: Record<string, unknown>; token: string; principalId: string } {
+/**
+ * A principal of its own per run, so runs sharing one Redis never share a budget: a viewer of org A (`token`,
+ * scoped to it) and of org B (`tokenB`, scoped to B). `key` is its window's Redis key in org A.
+ */
+function principalWorld(): { world: Record<string, unknown>; token: string; tokenB: string; key: string } {
   const suffix = randomBytes(6).toString('hex');
   const principalId = `p-rl-${suffix}`;
   const token = `berth_k-rl-${suffix}_${randomBytes(16).toString('hex')}`;
+  const tokenB = `berth_k-rlb-${suffix}_${randomBytes(16).toString('hex')}`;
   const world = mergeWorld(baseWorld(), {
     principals: [
       {
         id: principalId,
         name: 'Rate limited',
-        memberships: [{ organizationId: ORG_A, role: 'viewer' }],
-        apiKeys: [{ id: `k-rl-${suffix}`, token, organizationId: ORG_A }],
+        memberships: [
+          { organizationId: ORG_A, role: 'viewer' },
+          { organizationId: ORG_B, role: 'viewer' },
+        ],
+        apiKeys: [
+          { id: `k-rl-${suffix}`, token, organizationId: ORG_A },
+          { id: `k-rlb-${suffix}`, token: tokenB, organizationId: ORG_B },
+        ],
       },
     ],
   });
-  return { world, token, principalId };
+  return { world, token, tokenB, key: redisKey(principalId, ORG_A) };
 }
+
+/** The Redis key of a principal's window in an organization. */
+const redisKey = (principalId: string, organizationId: string) =>
+  `berth:rate-limit:principal:${principalId}:org:${organizationId}`;
 
 const apps: TestApp[] = [];
 afterEach(async () => {
@@ -150,22 +179,27 @@ async function app(world: Record<string, unknown>, config: Partial<Config>): Pro
 }
 
 describe.skipIf(!redisUp)(`per-principal rate limit shared in Redis (${SHARED_REDIS})`, () => {
-  it('gives two replicas with the same REDIS_URL one budget per principal', async () => {
-    const { world, token, principalId } = principalWorld();
+  it('gives two replicas with the same REDIS_URL one budget per principal in an organization', async () => {
+    const { world, token, tokenB, key } = principalWorld();
     const one = await app(world, { RATE_LIMIT_MAX: 6, REDIS_URL: SHARED_REDIS });
     const two = await app(world, { RATE_LIMIT_MAX: 6, REDIS_URL: SHARED_REDIS });
     expect(await statuses(one, 3, token)).toEqual([200, 200, 200]);
     expect(await statuses(two, 3, token)).toEqual([200, 200, 200]);
     expectRateLimited(await one.request('GET', CHEAP, { token }), 60_000);
     expectRateLimited(await two.request('GET', CHEAP, { token }), 60_000);
-    // The count is Redis's, with the window as its expiry.
+    // The same principal's budget in org B, on either replica, is its own.
+    expect(await statuses(one, 2, tokenB)).toEqual([200, 200]);
+    expect(await statuses(two, 2, tokenB)).toEqual([200, 200]);
+    // The counts are Redis's, one key per organization, with the window as its expiry.
     const redis = new Redis(SHARED_REDIS);
+    const keyB = key.replace(`:org:${ORG_A}`, `:org:${ORG_B}`);
     try {
-      expect(await redis.get(`berth:rate-limit:${principalId}`)).toBe('8');
-      const ttl = await redis.pttl(`berth:rate-limit:${principalId}`);
+      expect(await redis.get(key)).toBe('8');
+      expect(await redis.get(keyB)).toBe('4');
+      const ttl = await redis.pttl(key);
       expect(ttl).toBeGreaterThan(0);
       expect(ttl).toBeLessThanOrEqual(60_000);
-      await redis.del(`berth:rate-limit:${principalId}`);
+      await redis.del(key, keyB);
     } finally {
       redis.disconnect();
     }
@@ -222,12 +256,12 @@ describe('per-principal rate limit when Redis fails', () => {
       const url = `redis://127.0.0.1:${port}`;
       let redisServer = await startRedis(port);
       try {
-        const { world, token, principalId } = principalWorld();
+        const { world, token, key } = principalWorld();
         const t = await app(world, { RATE_LIMIT_MAX: 3, REDIS_URL: url });
         expect(await statuses(t, 4, token)).toEqual([200, 200, 200, 429]);
         const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
         await redis.connect();
-        expect(await redis.get(`berth:rate-limit:${principalId}`)).toBe('4');
+        expect(await redis.get(key)).toBe('4');
         redis.disconnect();
 
         await stopRedis(redisServer);
@@ -246,7 +280,7 @@ describe('per-principal rate limit when Redis fails', () => {
           while (stored === null && Date.now() < deadline) {
             const res = await t.request('GET', CHEAP, { token });
             expect([200, 429]).toContain(res.status);
-            stored = await again.get(`berth:rate-limit:${principalId}`);
+            stored = await again.get(key);
             if (stored === null) await sleep(250);
           }
           expect(stored).toBe('1');

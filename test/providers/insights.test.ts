@@ -572,6 +572,7 @@ describe('failures', () => {
   it('sends StopQuery when the per-source timeout fires, and reports the source missed', async () => {
     behaviour.set('/aws/slow', { pollsBeforeFinal: 1_000_000 });
     const service = new LogQueryService(t.store.db, storeTenancy(t.store.db), t.services.logBackends.forProvider, {
+      filters: t.services.filters,
       sourceTimeoutMs: 500,
       deadlineMs: 60_000,
       concurrency: 4,
@@ -643,6 +644,7 @@ describe('truthful answers (issue 8)', () => {
   it('answers partial at the request deadline, with the running query stopped', async () => {
     behaviour.set('/aws/slow', { pollsBeforeFinal: 1_000_000 });
     const service = new LogQueryService(t.store.db, storeTenancy(t.store.db), t.services.logBackends.forProvider, {
+      filters: t.services.filters,
       sourceTimeoutMs: 60_000,
       deadlineMs: 400,
       concurrency: 4,
@@ -662,6 +664,7 @@ describe('truthful answers (issue 8)', () => {
   it('stops every running query at shutdown (close)', async () => {
     behaviour.set('/aws/slow', { pollsBeforeFinal: 1_000_000 });
     const service = new LogQueryService(t.store.db, storeTenancy(t.store.db), t.services.logBackends.forProvider, {
+      filters: t.services.filters,
       sourceTimeoutMs: 60_000,
       deadlineMs: 60_000,
       concurrency: 4,

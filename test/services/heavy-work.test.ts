@@ -32,6 +32,24 @@ describe('HeavyWork', () => {
     await running;
   });
 
+  it("counts a principal's share per organization: work for one never holds back its work for another", async () => {
+    const heavy = new HeavyWork({ max: 8, perOrganization: 4, perPrincipal: 2, queueMs: 60 });
+    const g = gate();
+    const inGlobex = [1, 2].map(() => heavy.run({ organizationId: 'globex', principalId: 'p' }, {}, () => g.opened));
+    const refused = await heavy
+      .run({ organizationId: 'globex', principalId: 'p' }, {}, async () => 'never')
+      .catch((e: unknown) => e);
+    expect((refused as AppError).code).toBe('http:request:rate-limited');
+    expect((refused as AppError).description).toContain("principal's share in this organization");
+    // The same principal's work for another organization starts at once, up to its share there.
+    const inAcme = [1, 2].map(() => heavy.run({ organizationId: 'acme', principalId: 'p' }, {}, () => g.opened));
+    expect(heavy.running).toBe(4);
+    expect(heavy.waiting).toBe(0);
+    expect(heavy.stats().get('acme')).toBeUndefined();
+    g.open();
+    await Promise.all([...inGlobex, ...inAcme]);
+  });
+
   it('waits instead of answering 429 when asked to', async () => {
     const heavy = new HeavyWork(limits);
     const g = gate();

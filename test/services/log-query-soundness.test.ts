@@ -15,6 +15,7 @@ import { matches, parseFilter, type FilterNode } from '../../src/core/filter-tre
 import { deriveLevel, type LEVELS, parseJsonMessage } from '../../src/core/log-level.js';
 import { insertLocalEvents } from '../../src/store/repositories/log-events.js';
 import { newerFirst } from '../../src/core/log-query/merge.js';
+import { FilterPool } from '../../src/services/filter-pool/pool.js';
 import { LogQueryService, type BackendFor, type LogQueryRequest } from '../../src/services/log-query/service.js';
 import type { LogQueryResult } from '../../src/core/log-query/types.js';
 import { createAwsClients, type AwsClients } from '../../src/providers/aws/clients.js';
@@ -245,6 +246,8 @@ let fake: FakeAws;
 let backends: LogBackends;
 let awsClients: AwsClients;
 let service: LogQueryService;
+/** Where the filter's in-process part runs, as in the server. */
+const filters = new FilterPool({ workers: 1, cpuBudgetMs: 60_000 });
 /** Per backend, per set: every event, with its id as the service reports it. */
 const known: Record<'local' | 'aws', Known[][]> = { local: [], aws: [] };
 
@@ -324,10 +327,12 @@ beforeAll(async () => {
     sourceTimeoutMs: 15_000,
     deadlineMs: 60_000,
     concurrency: 4,
+    filters,
   });
 });
 
 afterAll(async () => {
+  await filters.close();
   awsClients?.close();
   await store?.close();
   await database?.drop();
@@ -492,6 +497,7 @@ describe('LogQueryService with backends that misbehave', () => {
         sourceTimeoutMs: 500,
         deadlineMs: 60_000,
         concurrency: 4,
+        filters,
       },
     );
     const started = Date.now();
@@ -515,6 +521,7 @@ describe('LogQueryService with backends that misbehave', () => {
         sourceTimeoutMs: 5_000,
         deadlineMs: 60_000,
         concurrency: 4,
+        filters,
       },
     );
     const result = await failing.query(caller, req());

@@ -119,3 +119,49 @@ export function hasCaseVariants(value: string): boolean {
   for (const ch of value) if (foldClass(ch.codePointAt(0)!).length > 1) return true;
   return false;
 }
+
+/*
+ * The same classes spelled for SQL, where the only folding both PostgreSQL and PGlite do alike is
+ * `lower(x COLLATE "C")`: ASCII A–Z to a–z and nothing else (under any other collation `lower()`
+ * follows the database's ctype, and e.g. lowers İ U+0130 to i where simple folding keeps it apart).
+ * Each class is spelled by one member, its *canonical* member: the lowercase one (k for K, k and
+ * the Kelvin sign U+212A; σ for Σ, σ and ς), else its smallest. `lower(x COLLATE "C")` moves the
+ * ASCII members there; the non-ASCII ones are moved by `replace` (`sqlFoldPairs`).
+ */
+
+const canonical = new Map<number, number>();
+
+/** The canonical member of `cp`'s class (`cp` itself for an uncased character). */
+export function canonicalCodePoint(cp: number): number {
+  if (cp < 0x80) return cp >= 0x41 && cp <= 0x5a ? cp + 0x20 : cp;
+  let c = canonical.get(cp);
+  if (c === undefined) {
+    const members = foldClass(cp);
+    const lower = singleCodePoint(String.fromCodePoint(members[0]!).toLowerCase());
+    c = lower !== undefined && members.includes(lower) ? lower : members[0]!;
+    for (const m of members) canonical.set(m, c);
+  }
+  return c;
+}
+
+/** `s` with every code point replaced by its canonical member: what `foldString` tells apart, this does too. */
+export function canonicalString(s: string): string {
+  let out = '';
+  for (const ch of s) out += String.fromCodePoint(canonicalCodePoint(ch.codePointAt(0)!));
+  return out;
+}
+
+/**
+ * The non-ASCII members of the classes of `value`'s characters that are not their class's canonical
+ * member, each with that member, added to `into`: after replacing each of these by its image and
+ * lowering ASCII, a string holds the canonical member wherever it held any member of those classes.
+ */
+export function sqlFoldPairs(value: string, into: Map<number, number> = new Map()): Map<number, number> {
+  for (const ch of value) {
+    const members = foldClass(ch.codePointAt(0)!);
+    if (members.length < 2) continue;
+    const target = canonicalCodePoint(members[0]!);
+    for (const m of members) if (m >= 0x80 && m !== target) into.set(m, target);
+  }
+  return into;
+}

@@ -7,10 +7,10 @@ import {
   sql,
   type RawBuilder,
 } from 'kysely';
-import { foldClass, hasCaseVariants } from './case-fold.js';
+import { canonicalString, foldClass, hasCaseVariants, sqlFoldPairs } from './case-fold.js';
 import type { FilterCapabilities } from './plan.js';
 import { relax, simplifyFilter } from './plan.js';
-import { POSTGRES_REGEX, emitRegex, literalRegex, requiredLiterals, type RegexAst } from './regex-subset.js';
+import { requiredLiterals } from './regex-subset.js';
 import {
   TRUE,
   isLeaf,
@@ -52,21 +52,110 @@ function double(x: RawBuilder<unknown>): RawBuilder<number> {
          ELSE ((${x})::numeric)::float8 END END)`;
 }
 
-function textRegex(node: TextNode): RegexAst {
-  const literal = literalRegex(node.value, node.caseSensitive !== true);
-  const bol: RegexAst = { t: 'bol' };
-  const eol: RegexAst = { t: 'eol' };
-  if (node.op === 'contains') return literal;
-  return { t: 'seq', items: node.op === 'equals' ? [bol, literal, eol] : [bol, literal] };
+/*
+ * Case-insensitive text. `matches` compares simple case folds (case-fold.ts), which no SQL function
+ * computes alike on PostgreSQL and PGlite: `lower()` and ILIKE follow the collation's ctype (PGlite
+ * lowers İ U+0130 to i, simple folding keeps it apart). What both do alike is `lower(x COLLATE "C")`,
+ * ASCII only, and `replace`, code point for code point. So the message is folded as
+ *
+ *   fold(m) = lower(replace(…replace(m COLLATE "C", s1, t1)…, sn, tn))
+ *
+ * where s1…sn are the non-ASCII members of the folding classes of the value's characters, each mapped to
+ * its class's canonical member ti (`sqlFoldPairs`), and compared with the value's canonical spelling
+ * (`canonicalString`) by `strpos`, `=` or `starts_with`. Exact: every character c of the message becomes
+ * a member of its own class (ti is one, and lowering an ASCII letter stays in its class); one of the
+ * value's classes becomes its canonical member. So a character of the message becomes the value's
+ * canonical character at that position exactly when the two share a class: the folded strings match
+ * where the simple folds match, position for position (UTF-8 matches byte strings on character
+ * boundaries). A message without a non-ASCII character (octet_length = length) needs no `replace`.
+ *
+ * Its cost is a pass over the message per `replace` and one for `lower`, and none at all to prepare: no
+ * pattern is compiled, where the regex of folding classes this replaces compiled per leaf per statement
+ * (and per row once more than PostgreSQL's 32 cached regexes were in use). The `replace`s a leaf needs are
+ * bounded (MAX_LEAF_FOLD_CHARS: a longer list is pushed as a prefilter, the leaf applied in process); two
+ * leaves or more share one folded message per row (`shareFold`), whose list is bounded per statement
+ * (MAX_STATEMENT_FOLD_CHARS: `compileBoundedSqlFilter` relaxes leaves beyond it).
+ */
+
+/** Non-ASCII characters the folding of one case-insensitive leaf may `replace` in SQL (a Cyrillic alphabet: 33). */
+export const MAX_LEAF_FOLD_CHARS = 48;
+/** Non-ASCII characters the shared folding of one statement may `replace`. */
+export const MAX_STATEMENT_FOLD_CHARS = 128;
+
+/** A case-insensitive text leaf SQL compares on the folded message: its value has case variants. */
+function foldsCase(node: FilterNode): boolean {
+  return node.kind === 'text' && node.op !== 'regex' && node.caseSensitive !== true && hasCaseVariants(node.value);
+}
+
+/** The case-insensitive leaves of `node` that SQL folds. */
+function foldingLeaves(node: FilterNode): number {
+  if (foldsCase(node)) return 1;
+  if (node.kind === 'not') return foldingLeaves(node.node);
+  if (node.kind === 'and' || node.kind === 'or') return node.nodes.reduce((n, child) => n + foldingLeaves(child), 0);
+  return 0;
+}
+
+/** The `replace` pairs of every folding leaf of `node`, added to `into`: how many there are. */
+function foldPairsOf(node: FilterNode, into: Map<number, number>): number {
+  if (node.kind === 'text') {
+    if (foldsCase(node)) sqlFoldPairs(node.value, into);
+  } else if (node.kind === 'not') foldPairsOf(node.node, into);
+  else if (node.kind === 'and' || node.kind === 'or') for (const child of node.nodes) foldPairsOf(child, into);
+  return into.size;
+}
+
+/** `fold(message)` with these pairs (see above); the characters are letters of the folding table, never quotes. */
+function foldedMessage(message: RawBuilder<unknown>, pairs: Map<number, number>): RawBuilder<string> {
+  const c = sql`${message} COLLATE "C"`;
+  if (pairs.size === 0) return sql<string>`lower(${c})`;
+  let replaced = c;
+  for (const [from, to] of [...pairs].sort((a, b) => a[0] - b[0])) {
+    replaced = sql`replace(${replaced}, ${sql.lit(String.fromCodePoint(from))}, ${sql.lit(String.fromCodePoint(to))})`;
+  }
+  return sql<string>`(CASE WHEN octet_length(${message}) = length(${message}) THEN lower(${c}) ELSE lower(${replaced}) END)`;
 }
 
 /**
- * Whether `compileSqlFilter` can say this leaf exactly: every leaf but a user's regex. A regex never
- * runs in PostgreSQL's backtracking engine (DESIGN §6): it is evaluated with RE2 in process, and
- * only its required literals (`regexPrefilter`) narrow the rows the database returns.
+ * For a case-insensitive leaf whose folding needs more than `budget` `replace`s: the same op on the longest
+ * piece of its value that needs at most `budget` — a prefix for `equals` and `startsWith` (as `startsWith`),
+ * any piece for `contains`; TRUE when there is none. Every row the leaf matches matches it.
+ */
+export function foldPrefilter(leaf: TextNode, budget = MAX_LEAF_FOLD_CHARS): FilterNode {
+  if (!foldsCase(leaf) || sqlFoldPairs(leaf.value).size <= budget) return leaf;
+  const chars = [...leaf.value];
+  const cost = chars.map((ch) => sqlFoldPairs(ch).size);
+  const key = chars.map((ch) => canonicalString(ch));
+  const inWindow = new Map<string, number>();
+  let best: [number, number] = [0, 0];
+  for (let i = 0, j = 0, total = 0; j < chars.length; j++) {
+    const seen = inWindow.get(key[j]!) ?? 0;
+    if (seen === 0) total += cost[j]!;
+    inWindow.set(key[j]!, seen + 1);
+    while (total > budget) {
+      const left = (inWindow.get(key[i]!) ?? 1) - 1;
+      inWindow.set(key[i]!, left);
+      if (left === 0) total -= cost[i]!;
+      i++;
+    }
+    if (leaf.op !== 'contains' && i > 0) break;
+    if (j + 1 - i > best[1] - best[0]) best = [i, j + 1];
+  }
+  if (best[1] === best[0]) return TRUE;
+  const value = chars.slice(best[0], best[1]).join('');
+  return { kind: 'text', op: leaf.op === 'contains' ? 'contains' : 'startsWith', value };
+}
+
+/**
+ * Whether `compileSqlFilter` says this leaf exactly and cheaply: every leaf but a user's regex and a
+ * case-insensitive text whose folding needs more than MAX_LEAF_FOLD_CHARS characters mapped. A regex
+ * never runs in PostgreSQL's backtracking engine (DESIGN §6): it is evaluated with RE2 in process, and
+ * only its required literals (`regexPrefilter`) narrow the rows the database returns; such a text is
+ * evaluated in process too, behind the longest piece of it that fits (`foldPrefilter`).
  */
 export function canPushToSql(leaf: FilterLeaf): boolean {
-  return !(leaf.kind === 'text' && leaf.op === 'regex');
+  if (leaf.kind !== 'text') return true;
+  if (leaf.op === 'regex') return false;
+  return !foldsCase(leaf) || sqlFoldPairs(leaf.value).size <= MAX_LEAF_FOLD_CHARS;
 }
 
 /** Literals the database may look for before RE2 runs: at most this many, the longest. */
@@ -113,15 +202,61 @@ export function regexPrefilter(leaf: FilterLeaf): FilterNode {
   return nodes.length === 1 ? nodes[0]! : { kind: 'and', nodes };
 }
 
+/** What the database may test for a leaf `canPushToSql` refuses: a pushable filter every row matching it matches. */
+export function sqlPrefilter(leaf: FilterLeaf): FilterNode {
+  if (leaf.kind === 'text' && leaf.op !== 'regex') return foldPrefilter(leaf);
+  return regexPrefilter(leaf);
+}
+
 export const sqlCapabilities: FilterCapabilities = {
   backend: 'the local log store',
   canPush: canPushToSql,
   canApplyInProcess: () => true,
-  prefilter: regexPrefilter,
+  prefilter: sqlPrefilter,
 };
 
 class SqlCompiler {
+  /** The folded message of the enclosing shared scope (`shareFold`): what its case-insensitive leaves compare. */
+  private folded: RawBuilder<string> | undefined;
+
   constructor(private readonly columns: SqlFilterColumns) {}
+
+  /** The whole filter: its case-insensitive leaves share one folded message when there are two or more. */
+  root(node: FilterNode): RawBuilder<boolean> {
+    return foldingLeaves(node) >= 2 ? this.shareFold(node) : this.node(node);
+  }
+
+  /**
+   * `node`, holding two case-insensitive leaves or more, with one folded copy of the message for all of them:
+   * the lowest `and`/`or` holding them evaluates its other children first, then those holding them inside one
+   * scalar subquery over `fold(message)` (OFFSET 0 keeps the planner from pulling the subquery up, which would
+   * copy the expression into every leaf again). and/or have no side effects and never yield NULL here, so
+   * reordering their children changes nothing but the work done.
+   */
+  private shareFold(node: FilterNode): RawBuilder<boolean> {
+    if (node.kind === 'not') return sql<boolean>`(NOT ${this.shareFold(node.node)})`;
+    if (node.kind !== 'and' && node.kind !== 'or') return this.node(node);
+    const op = sql.raw(node.kind === 'and' ? ' AND ' : ' OR ');
+    const folding = node.nodes.filter((child) => foldingLeaves(child) > 0);
+    const parts = node.nodes.filter((child) => foldingLeaves(child) === 0).map((child) => this.node(child));
+    if (folding.length === 1) {
+      parts.push(this.shareFold(folding[0]!));
+    } else {
+      const pairs = new Map<number, number>();
+      for (const child of folding) foldPairsOf(child, pairs);
+      this.folded = sql<string>`(berth_fold.folded COLLATE "C")`;
+      const inner = sql.join(
+        folding.map((child) => this.node(child)),
+        op,
+      );
+      this.folded = undefined;
+      const message = sql.ref(this.columns.message);
+      parts.push(
+        sql<boolean>`(SELECT ${inner} FROM (SELECT ${foldedMessage(message, pairs)} AS folded OFFSET 0) AS berth_fold)`,
+      );
+    }
+    return parts.length === 1 ? parts[0]! : sql<boolean>`(${sql.join(parts, op)})`;
+  }
 
   node(node: FilterNode): RawBuilder<boolean> {
     switch (node.kind) {
@@ -151,17 +286,19 @@ class SqlCompiler {
   }
 
   private text(node: TextNode): RawBuilder<boolean> {
+    if (node.op === 'regex') throw new Error('compileSqlFilter: a regex is never pushed to SQL; plan the filter first');
     const message = sql.ref(this.columns.message);
-    if (node.op !== 'regex' && (node.caseSensitive === true || !hasCaseVariants(node.value))) {
+    if (!foldsCase(node)) {
       if (node.op === 'contains') return sql<boolean>`(strpos(${message}, ${node.value}) > 0)`;
       if (node.op === 'equals') return sql<boolean>`(${message} = ${node.value})`;
       return sql<boolean>`starts_with(${message}, ${node.value})`;
     }
-    if (node.op === 'regex') throw new Error('compileSqlFilter: a regex is never pushed to SQL; plan the filter first');
-    // A literal spelled as folding-class brackets: no repetition, nothing for an engine to backtrack on.
-    const pattern = emitRegex(textRegex(node), POSTGRES_REGEX);
-    if (pattern === undefined) throw new Error(`compileSqlFilter: cannot spell ${JSON.stringify(node.value)}`);
-    return sql<boolean>`(${message} ~ ${pattern})`;
+    // Both sides spelled by canonical members (see "Case-insensitive text" above): exact, no pattern to compile.
+    const subject = this.folded ?? foldedMessage(message, sqlFoldPairs(node.value));
+    const value = canonicalString(node.value);
+    if (node.op === 'contains') return sql<boolean>`(strpos(${subject}, ${value}) > 0)`;
+    if (node.op === 'equals') return sql<boolean>`(${subject} = ${value})`;
+    return sql<boolean>`starts_with(${subject}, ${value})`;
   }
 
   /** Every branch answers true or false, never NULL: a NULL under NOT would drop the row from both sides. */
@@ -229,7 +366,7 @@ class SqlCompiler {
  * `canPushToSql` rejects: plan the filter with `sqlCapabilities` first.
  */
 export function compileSqlFilter(node: FilterNode, columns: Partial<SqlFilterColumns> = {}): RawBuilder<boolean> {
-  return new SqlCompiler({ ...DEFAULT_COLUMNS, ...columns }).node(simplifyFilter(node));
+  return new SqlCompiler({ ...DEFAULT_COLUMNS, ...columns }).root(simplifyFilter(node));
 }
 
 /** How big one statement built from a request may get (`MAX_SQL_PARAMS`, `MAX_SQL_BYTES`). */
@@ -259,11 +396,13 @@ export function sqlSize(expression: RawBuilder<unknown>): SqlSize {
 }
 
 const fits = (size: SqlSize, bounds: SqlBounds) => size.params <= bounds.maxParams && size.bytes <= bounds.maxBytes;
+const foldFits = (node: FilterNode) => foldPairsOf(node, new Map()) <= MAX_STATEMENT_FOLD_CHARS;
 
 /**
- * `compileSqlFilter` within `bounds`. When the whole filter is too big, its costliest leaves are
- * relaxed by the sound-drop rule (TRUE under an even number of `not`s, FALSE under an odd one)
- * until it fits: the database then returns a superset, which the caller must filter exactly in
+ * `compileSqlFilter` within `bounds`, its shared case folding within MAX_STATEMENT_FOLD_CHARS. When the
+ * whole filter is too big, its costliest leaves are relaxed by the sound-drop rule (FALSE under an odd
+ * number of `not`s; under an even one TRUE, or for a case-insensitive text the longest piece of its value
+ * that needs no `replace`) until it fits: the database then returns a superset, which the caller must filter exactly in
  * process (the log query always applies the effective filter to every row). `relaxed` counts them.
  */
 export function compileBoundedSqlFilter(
@@ -273,19 +412,24 @@ export function compileBoundedSqlFilter(
 ): { where: RawBuilder<boolean>; relaxed: number } {
   const compile = (n: FilterNode) => compileSqlFilter(n, columns);
   let where = compile(node);
-  if (fits(sqlSize(where), bounds)) return { where, relaxed: 0 };
+  if (fits(sqlSize(where), bounds) && foldFits(node)) return { where, relaxed: 0 };
 
   const leaves: { leaf: FilterLeaf; cost: number }[] = [];
   const collect = (n: FilterNode): void => {
     if (isLeaf(n)) {
       const size = sqlSize(compile(n));
-      // Normalized so one over-budget dimension weighs as much as the other.
-      leaves.push({ leaf: n, cost: size.params / bounds.maxParams + size.bytes / bounds.maxBytes });
+      // Normalized so one over-budget dimension weighs as much as another.
+      const folds = foldPairsOf(n, new Map()) / MAX_STATEMENT_FOLD_CHARS;
+      leaves.push({ leaf: n, cost: size.params / bounds.maxParams + size.bytes / bounds.maxBytes + folds });
     } else if (n.kind === 'not') collect(n.node);
     else if (n.kind === 'and' || n.kind === 'or') n.nodes.forEach(collect);
   };
   collect(node);
   leaves.sort((a, b) => b.cost - a.cost);
+  // A case-insensitive leaf gives way to the longest piece of its value that needs no `replace` (an ASCII word of
+  // a long value of many scripts), smaller in every dimension; any other leaf to TRUE.
+  const widen = (leaf: FilterLeaf): FilterNode =>
+    leaf.kind === 'text' && foldsCase(leaf) ? foldPrefilter(leaf, 0) : TRUE;
 
   const dropped = new Set<FilterLeaf>();
   // Halving steps: a handful of compiles even for 256 leaves.
@@ -297,10 +441,12 @@ export function compileBoundedSqlFilter(
       false,
       (leaf) => !dropped.has(leaf),
       () => undefined,
+      widen,
     );
     where = compile(relaxedTree);
-    if (fits(sqlSize(where), bounds) || dropped.size === leaves.length) {
-      if (!fits(sqlSize(where), bounds)) return { where: sql<boolean>`true`, relaxed: leaves.length };
+    const fitting = fits(sqlSize(where), bounds) && foldFits(relaxedTree);
+    if (fitting || dropped.size === leaves.length) {
+      if (!fitting) return { where: sql<boolean>`true`, relaxed: leaves.length };
       return { where, relaxed: dropped.size };
     }
   }

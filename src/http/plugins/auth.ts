@@ -57,7 +57,7 @@ export function authHook(
 }
 
 /** The bearer token of the request, or the 401 its Authorization header earns. */
-function bearerToken(request: FastifyRequest): string | AppError {
+export function bearerToken(request: FastifyRequest): string | AppError {
   // Node keeps only the first Authorization header; a proxy in front may have honoured another.
   if (countHeader(request.raw.rawHeaders, 'authorization') > 1) return appError('auth:token:invalid');
   const header = request.headers.authorization;

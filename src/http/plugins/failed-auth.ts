@@ -1,6 +1,6 @@
-import { normalizeIP } from '@fastify/rate-limit';
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../../config.js';
+import { addressKey } from '../../core/client-address.js';
 import { hashToken } from '../../core/tokens.js';
 
 /** Client addresses whose failures are counted; past it the least recently seen are forgotten. */
@@ -10,14 +10,12 @@ const MAX_ADDRESSES = 100_000;
 const MAX_KNOWN_TOKENS = 10_000;
 const KNOWN_TOKEN_TTL_MS = 10 * 60_000;
 
-/** IPv6 clients are counted by their /64: one subscriber usually holds a whole one. */
-const IPV6_PREFIX = 64;
-
 /**
  * Failed authentications per client address: past FAILED_AUTH_MAX in a window of FAILED_AUTH_WINDOW_MS, the
  * address is blocked until the window ends, and its requests are refused before any database lookup, unless
  * they carry a token seen valid recently (another tenant behind the same NAT keeps working). Memory is bounded:
- * both tables are LRUs.
+ * both tables are LRUs. The address is `request.ip`: behind a proxy named in TRUST_PROXY the forwarded client, so
+ * clients behind one proxy do not lock each other out; it is grouped as core/client-address.ts says.
  */
 export class FailedAuthGuard {
   readonly #addresses = new LRUCache<string, { failures: number; endsAt: number }>({ max: MAX_ADDRESSES });
@@ -36,7 +34,7 @@ export class FailedAuthGuard {
 
   /** Milliseconds until `address` may authenticate again; 0 when it is not blocked. */
   blockedFor(address: string, now = Date.now()): number {
-    const entry = this.#addresses.get(normalizeIP(address, IPV6_PREFIX));
+    const entry = this.#addresses.get(addressKey(address));
     if (entry === undefined || entry.endsAt <= now || entry.failures <= this.max) return 0;
     return entry.endsAt - now;
   }
@@ -48,7 +46,7 @@ export class FailedAuthGuard {
 
   /** A failed authentication from `address` (and `token`, if one was given, is not known valid any more). */
   failed(address: string, token?: string, now = Date.now()): void {
-    const key = normalizeIP(address, IPV6_PREFIX);
+    const key = addressKey(address);
     const entry = this.#addresses.get(key);
     if (entry === undefined || entry.endsAt <= now)
       this.#addresses.set(key, { failures: 1, endsAt: now + this.windowMs });

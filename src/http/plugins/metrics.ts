@@ -2,17 +2,27 @@ import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { HeavyWork } from '../../services/heavy-work.js';
 import type { ThrottleStats } from './rate-limit.js';
+import type { ConnectionLimits } from './connections.js';
 import type { LogStreamService } from '../../services/log-stream/service.js';
+import { errorResponses } from '../../core/schemas/common.js';
+import { metricsAccess, publicView, renderMetrics } from './metrics-view.js';
 
-/** Prometheus metrics at GET /metrics: requests by each route's operationId, and the log streams. */
+/**
+ * Prometheus metrics at GET /metrics: requests by each route's operationId, and the log streams. Without
+ * credentials no series names a tenant (per-organization series summed); `Authorization: Bearer <METRICS_TOKEN>`
+ * gets them per organization (metrics-view.ts).
+ */
 export function installMetrics(
   app: FastifyInstance,
   streams?: LogStreamService,
   heavy?: HeavyWork,
   throttled?: ThrottleStats,
+  connections?: ConnectionLimits,
+  access: { metricsToken: string } = { metricsToken: '' },
 ): void {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  if (connections !== undefined) installConnectionMetrics(registry, connections);
   if (throttled !== undefined) {
     new Counter({
       name: 'berth_rate_limited_total',
@@ -95,10 +105,30 @@ export function installMetrics(
     if (reply.statusCode >= 400) errors.inc({ operation, status });
   });
 
+  const viewOf = metricsAccess(access.metricsToken);
   app.get(
     '/metrics',
-    { schema: { operationId: 'metrics', tags: ['operations'], security: [], hide: false } },
-    async (_req, reply) => reply.type(registry.contentType).send(await registry.metrics()),
+    {
+      schema: {
+        operationId: 'metrics',
+        tags: ['operations'],
+        description:
+          'Prometheus text format. Without credentials no series names a tenant: per-organization series are summed. ' +
+          'With `Authorization: Bearer <METRICS_TOKEN>` they are served per organization; any other credential is ' +
+          '401 when METRICS_TOKEN is set, and ignored when it is not.',
+        security: [],
+        hide: false,
+        response: errorResponses(),
+      },
+    },
+    async (request, reply) => {
+      const view = viewOf(request);
+      const metrics = await registry.getMetricsAsJSON();
+      return reply
+        .type(registry.contentType)
+        .header('cache-control', 'no-store')
+        .send(renderMetrics(view === 'full' ? metrics : publicView(metrics)));
+    },
   );
 }
 
@@ -162,4 +192,37 @@ function installHeavyWorkMetrics(registry: Registry, heavy: HeavyWork, streams: 
       },
     });
   }
+}
+
+/** Client connections: open and idle now, refused as they arrived (per reason), and idle ones closed for room. */
+function installConnectionMetrics(registry: Registry, connections: ConnectionLimits): void {
+  new Gauge({
+    name: 'berth_connections_open',
+    help: 'Open client connections, and of them idle ones (no request in flight)',
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      this.set({ state: 'all' }, connections.open);
+      this.set({ state: 'idle' }, connections.idle);
+    },
+  });
+  new Counter({
+    name: 'berth_connections_refused_total',
+    help: 'Connections closed as they arrived: address (MAX_CONNECTIONS_PER_ADDRESS), process (MAX_CONNECTIONS, none idle)',
+    labelNames: ['reason'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [reason, n] of Object.entries(connections.refused)) this.inc({ reason }, n);
+    },
+  });
+  new Counter({
+    name: 'berth_connections_idle_closed_total',
+    help: 'Idle keep-alive connections closed at MAX_CONNECTIONS to make room for a new one (the longest idle first)',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(connections.idleClosed);
+    },
+  });
 }

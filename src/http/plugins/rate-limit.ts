@@ -3,7 +3,6 @@ import rateLimit, { type FastifyRateLimitStore } from '@fastify/rate-limit';
 import { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../../config.js';
-import type { Caller } from '../../core/caller.js';
 import { appError } from '../../core/errors.js';
 
 /**
@@ -54,12 +53,42 @@ export class ThrottleStats {
   }
 }
 
-/** The organization a caller acts for when it can be told from the key alone (a scoped key, one membership). */
-export function organizationOf(caller: Caller | null): string {
-  if (caller === null) return '';
+/** Routes under `/organizations/{param}/…`: the parameter right after `organizations` is an organization's id. */
+const ORGANIZATION_ROUTE = /^\/organizations\/:([A-Za-z][A-Za-z0-9]*)(?:\/|$)/;
+
+/** The organization a route's path names (`/organizations/{id}/…`), whoever the caller is; else undefined. */
+export function organizationInPath(request: FastifyRequest): string | undefined {
+  const param = ORGANIZATION_ROUTE.exec(request.routeOptions.url ?? '')?.[1];
+  if (param === undefined) return undefined;
+  const value = (request.params as Record<string, unknown> | undefined)?.[param];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/**
+ * The organization whose share of its principal a request counts in, as far as it is known before the body is
+ * read (from the key and the path: the query string names only objects, whose organization takes a lookup):
+ * a scoped key's organization (the only one it acts in); else the organization the path names, when the caller
+ * is a member there; else none, and the request counts in the principal's own share, apart from every
+ * organization's. So a key another organization's admin minted for a principal counts only in that
+ * organization's share, and cannot use up the share of the principal's other organizations, nor of its own
+ * unscoped keys. Only memberships open an organization's share: an unscoped key naming organizations it has no
+ * role in (or a superadmin's, which may read them all) would otherwise get a fresh share for each name.
+ */
+export function requestOrganization(request: FastifyRequest): string | undefined {
+  const caller = request.caller;
+  if (caller === null) return undefined;
   if (caller.keyOrganizationId !== null) return caller.keyOrganizationId;
-  if (caller.memberships.size === 1) return caller.memberships.keys().next().value ?? '';
-  return '';
+  const named = organizationInPath(request);
+  return named !== undefined && caller.memberships.has(named) ? named : undefined;
+}
+
+/**
+ * A principal's rate-limit key within an organization, or its own outside any. Ids are encoded so that neither
+ * can pass for the other's separator.
+ */
+export function rateLimitKey(principalId: string, organizationId: string | undefined): string {
+  const principal = `principal:${encodeURIComponent(principalId)}`;
+  return organizationId === undefined ? principal : `${principal}:org:${encodeURIComponent(organizationId)}`;
 }
 
 /** Seconds for Retry-After: whole, at least 1. */
@@ -73,10 +102,11 @@ export interface RateLimitOptions {
 }
 
 /**
- * Per-principal request limit (RATE_LIMIT_MAX per RATE_LIMIT_WINDOW_MS) for the authenticated scope: register it
- * in that scope after the authentication hook. Its hook is `onRequest` at route level, which Fastify runs after
- * the scope's own `onRequest` hooks: the principal is known, and the body of a refused request is never read.
- * Counted in this process, or in Redis (shared by every replica) when REDIS_URL is set.
+ * Request limit per principal within an organization (RATE_LIMIT_MAX per RATE_LIMIT_WINDOW_MS; which
+ * organization: {@link requestOrganization}) for the authenticated scope: register it in that scope after the
+ * authentication hook. Its hook is `onRequest` at route level, which Fastify runs after the scope's own
+ * `onRequest` hooks: the principal is known, and the body of a refused request is never read. Counted in this
+ * process, or in Redis (shared by every replica) when REDIS_URL is set.
  */
 export async function installRateLimit(api: FastifyInstance, { config, stats }: RateLimitOptions): Promise<void> {
   if (config.RATE_LIMIT_MAX === 0) return;
@@ -97,7 +127,10 @@ export async function installRateLimit(api: FastifyInstance, { config, stats }: 
     max: config.RATE_LIMIT_MAX,
     timeWindow: config.RATE_LIMIT_WINDOW_MS,
     // The authentication hook has run: every request here has a caller.
-    keyGenerator: (request) => request.caller?.principalId ?? `address:${request.ip}`,
+    keyGenerator: (request) =>
+      request.caller === null
+        ? `address:${request.ip}`
+        : rateLimitKey(request.caller.principalId, requestOrganization(request)),
     allowList: (request) => isIdentityProviderRoute(request),
     store: class {
       constructor() {
@@ -106,9 +139,11 @@ export async function installRateLimit(api: FastifyInstance, { config, stats }: 
       }
     } as never,
     errorResponseBuilder: (request, context) => {
-      stats.count('principal', organizationOf(request.caller));
+      const organizationId = requestOrganization(request);
+      stats.count('principal', organizationId);
+      const share = organizationId === undefined ? 'outside any organization' : `in organization ${organizationId}`;
       return appError('http:request:rate-limited', {
-        description: `More than ${context.max} requests in ${config.RATE_LIMIT_WINDOW_MS} ms from this principal.`,
+        description: `More than ${context.max} requests in ${config.RATE_LIMIT_WINDOW_MS} ms from this principal ${share}.`,
         headers: { 'retry-after': retryAfterSeconds(context.ttl) },
       });
     },
@@ -121,7 +156,7 @@ interface Window {
 }
 type Done = (error: Error | null, result?: Window) => void;
 
-/** Principals whose windows are kept in this process; the least recently seen go first (their count restarts). */
+/** Windows (a principal's in an organization) kept in this process; the least recently seen go first (restarting). */
 const MAX_LOCAL_KEYS = 100_000;
 
 /** A fixed window per key, in this process. */
@@ -144,7 +179,7 @@ class LocalWindowStore implements FastifyRateLimitStore {
   }
 }
 
-/** Redis keys of the windows; the principal id follows. */
+/** Redis keys of the windows; the window's key ({@link rateLimitKey}) follows. */
 const REDIS_PREFIX = 'berth:rate-limit:';
 
 /** Counts and expires a window in one round trip; a key without expiry (a failed PEXPIRE) is given one. */

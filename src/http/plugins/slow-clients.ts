@@ -1,8 +1,7 @@
 import type { ServerOptions } from 'node:http';
-import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../config.js';
 
-type Limits = Pick<Config, 'HEADERS_TIMEOUT_MS' | 'REQUEST_TIMEOUT_MS' | 'MAX_CONNECTIONS'>;
+type Limits = Pick<Config, 'HEADERS_TIMEOUT_MS' | 'REQUEST_TIMEOUT_MS'>;
 
 /** Node checks the timeouts below on this period (its default, 30 s, would triple a 10 s headers timeout). */
 const CHECK_EVERY_MS = 1_000;
@@ -22,16 +21,4 @@ export function slowClientServerOptions(
     requestTimeout: config.REQUEST_TIMEOUT_MS,
     connectionsCheckingInterval: Math.min(CHECK_EVERY_MS, config.HEADERS_TIMEOUT_MS),
   };
-}
-
-/** At most MAX_CONNECTIONS open client connections; Node closes the ones past it as they arrive. */
-export function limitConnections(app: FastifyInstance, config: Limits): void {
-  app.server.maxConnections = config.MAX_CONNECTIONS;
-  let lastLoggedAt = 0;
-  app.server.on('drop', () => {
-    const now = Date.now();
-    if (now - lastLoggedAt < 10_000) return;
-    lastLoggedAt = now;
-    app.log.warn({ maxConnections: config.MAX_CONNECTIONS }, 'connection refused: MAX_CONNECTIONS reached');
-  });
 }

@@ -58,8 +58,9 @@ export class LocalLogBackend implements LogBackend {
 
   async fetch(request: FetchRequest): Promise<FetchResult> {
     if (request.targets.length === 0 || isFalse(request.filter)) return { rows: [], exhausted: true };
-    const rows = await queryLogEventsSliced(this.db, this.run, request, this.bounds, this.sizing);
-    return { rows, exhausted: rows.length < request.limit };
+    const report = { relaxed: 0 };
+    const rows = await queryLogEventsSliced(this.db, this.run, request, this.bounds, this.sizing, report);
+    return { rows, exhausted: rows.length < request.limit, exact: report.relaxed === 0 };
   }
 
   /**

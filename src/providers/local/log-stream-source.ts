@@ -2,14 +2,23 @@ import type { Db } from '../../store/db.js';
 import {
   currentSnapshot,
   readHistorySliced,
-  readPendingRows,
+  readTailLanes,
   type Snapshot,
   type StreamEventRow,
   type StreamScope,
   type TailEventRow,
+  type TailLane,
+  type TailLaneRow,
 } from '../../store/repositories/log-stream-events.js';
-import { SHORT_COLUMNS_FIRST_SLICE, SliceSizer, type SliceSizing } from '../../store/slices.js';
-import type { HistoryCursor, StreamEvent, StreamQuery, StreamSource } from '../log-stream-source.js';
+import { SHORT_COLUMNS_FIRST_SLICE, SliceSizer, shareBudget, type SliceSizing } from '../../store/slices.js';
+import type {
+  HistoryCursor,
+  KeyBatch,
+  KeyRead,
+  StreamEvent,
+  StreamQuery,
+  StreamSource,
+} from '../log-stream-source.js';
 
 /**
  * Tail position in the local event table (docs/decisions.md, "Log stream"). Every row has a key
@@ -36,9 +45,13 @@ import type { HistoryCursor, StreamEvent, StreamQuery, StreamSource } from '../l
  * - `tailStart`: `{x: S.xmax, s: 0, xip: S.xip}` — pending is exactly what S does not show. History reads the
  *   rows that are not pending for it (what S shows), the tail all the others: (I) holds.
  * - `read`: in one REPEATABLE READ transaction (so S and the rows share one snapshot), S, then the rows
- *   visible in S that are pending for any subscriber (the union of their cursors), in key order, at most N.
- *   It holds every visible pending row with a key up to L, the last key read (when N came back), or all of
- *   them — then let L = (S.xmax, 0), above every visible key.
+ *   visible in S that are pending for any subscriber (the union of their cursors), in key order, scanning at
+ *   most N rows of the index. It holds every visible pending row with a key up to L, the last key scanned (when
+ *   the scan stopped at N), or all of them — then let L = (S.xmax, 0), above every visible key. The keys of one
+ *   account are read together (`readTogether`): one S for all, the keys with the same lowest (x, s) sharing one
+ *   scan (a *lane*) of the union of their pending sets and scopes, which each key then narrows to its own
+ *   scope in process. A lane's rows are a superset of what the key's own read would return below the lane's L,
+ *   and the same snapshot, so every step below holds for each key with its lane's L.
  * - `advance`: walks the read in key order, taking the rows pending for this cursor (a row the filter pattern
  *   or `startMs` leaves out is taken without being sent), and stops before the (limit+1)-th event. Let B be the
  *   key of the last row taken when it stopped early, else L. Every row visible in S, pending, with key ≤ B has
@@ -71,7 +84,10 @@ export interface LocalCursor {
 
 type Key = [xid: string, seq: number];
 
+/** Rows one tail statement scans at most (its lanes together), whatever the slice sizer would allow. */
 const READ_LIMIT = 10_000;
+/** Accounts whose tail slice sizes are remembered (least recently read dropped first). */
+const MAX_SIZERS = 1_000;
 /** DB_SLICE_MS's default, for a source built without one. */
 const DEFAULT_SLICE_MS = 50;
 /**
@@ -151,8 +167,37 @@ interface ReadBatch {
   /** The rows read that the filter pattern keeps, in key order. */
   rows: Row[];
   snapshot: Snapshot;
-  /** When the read hit its limit: the last key read (rows above it were not read). */
+  /** When the read hit its limit: the last key scanned (rows above it were not read). */
   last?: Key;
+}
+
+/** The union of the pending sets of `cursors`: keys above the lowest (x, s), and the entries below it. */
+function pendingUnion(cursors: readonly LocalCursor[]): { low: Key; extra: Map<string, number> } | undefined {
+  let low: Key | undefined;
+  for (const c of cursors) if (low === undefined || cmpKey([c.x, c.s], low) < 0) low = [c.x, c.s];
+  if (low === undefined) return undefined;
+  const extra = new Map<string, number>();
+  for (const c of cursors) {
+    for (const [t, a] of c.xip) {
+      if (cmpKey([t, a], low) >= 0) continue; // every row of it above a is above `low`
+      extra.set(t, Math.min(extra.get(t) ?? a, a));
+    }
+  }
+  return { low, extra };
+}
+
+/** Whether a row of an account's read lies in a key's scope: the tests the statement made, in process. */
+function inScope(q: StreamQuery): (r: TailLaneRow) => boolean {
+  const groups = new Set(q.logGroups);
+  const streams = q.streams;
+  const names = new Set(streams.kind === 'names' ? streams.names : []);
+  const stream =
+    streams.kind === 'all'
+      ? () => true
+      : streams.kind === 'prefix'
+        ? (name: string) => name.startsWith(streams.prefix)
+        : (name: string) => names.has(name);
+  return (r) => r.region === q.region && groups.has(r.log_group) && stream(r.log_stream);
 }
 
 const scopeOf = (q: StreamQuery): StreamScope => ({
@@ -163,15 +208,17 @@ const scopeOf = (q: StreamQuery): StreamScope => ({
 });
 
 export interface LocalStreamSourceOptions {
-  /** Rows one tail read returns at most. */
+  /** Rows one tail statement scans (and so returns) at most. */
   readLimit?: number;
-  /** How history batches are cut into slices (`sliceMs`: DB_SLICE_MS). */
+  /** How history batches and tail reads are cut into slices (`sliceMs`: DB_SLICE_MS). */
   slices?: Partial<SliceSizing>;
 }
 
 export class LocalStreamSource implements StreamSource<LocalCursor> {
   private readonly readLimit: number;
   private readonly slices: SliceSizing;
+  /** Per account, how many rows a tail statement may scan to take about DB_SLICE_MS (learnt read by read). */
+  private readonly tailSizers = new Map<string, SliceSizer>();
 
   constructor(
     private readonly db: Db,
@@ -226,24 +273,96 @@ export class LocalStreamSource implements StreamSource<LocalCursor> {
 
   /** One read for every subscriber of the query: the rows pending for any of their cursors. */
   async read(q: StreamQuery, cursors: LocalCursor[], signal?: AbortSignal): Promise<ReadBatch> {
-    // The union of the pending sets: keys above the lowest (x, s), and the entries below it.
-    let low: Key | undefined;
-    for (const c of cursors) if (low === undefined || cmpKey([c.x, c.s], low) < 0) low = [c.x, c.s];
-    const extra = new Map<string, number>();
-    for (const c of cursors) {
-      for (const [t, a] of c.xip) {
-        if (cmpKey([t, a], low!) >= 0) continue; // every row of it above a is above `low`
-        extra.set(t, Math.min(extra.get(t) ?? a, a));
+    const [result] = (await this.readTogether([{ query: q, cursors, signal }], signal)).batches;
+    if (result !== undefined && 'error' in result) throw result.error;
+    return result!.batch as ReadBatch;
+  }
+
+  /**
+   * One read for every subscriber of several keys of one account: one REPEATABLE READ transaction, one rows
+   * statement. Keys whose pending sets start at the same (x, s) share a lane (after a complete read, every key
+   * read with it does); a key at another position (a tail resumed from an old id, one that just started) gets a
+   * lane of its own, with its share of the statement's budget, so a long backlog neither makes the other keys
+   * wait behind it nor lets the statement run long. The budget is sized per account to about DB_SLICE_MS; `more`
+   * says a lane stopped at its budget. Each key takes its scope's rows of its lane and applies its filter pattern
+   * to them (`select`, once per key).
+   */
+  async readTogether(
+    keys: KeyRead<LocalCursor>[],
+    signal?: AbortSignal,
+  ): Promise<{ batches: KeyBatch[]; more: boolean }> {
+    if (keys.length === 0) return { batches: [], more: false };
+    const accountId = keys[0]!.query.account.id;
+    if (keys.some((k) => k.query.account.id !== accountId)) throw new Error('readTogether: keys of several accounts');
+    const pending = keys.map((k) => pendingUnion(k.cursors));
+    const lanes: (TailLane & { keys: number[] })[] = [];
+    const laneOf = new Map<string, number>();
+    const keyLane: (number | undefined)[] = [];
+    for (const [i, p] of pending.entries()) {
+      if (p === undefined) {
+        keyLane.push(undefined);
+        continue;
       }
+      const id = `${p.low[0]}:${p.low[1]}`;
+      let n = laneOf.get(id);
+      if (n === undefined) {
+        n = lanes.length;
+        laneOf.set(id, n);
+        lanes.push({ low: p.low, extra: new Map(), budget: 1, scopes: [], keys: [] });
+      }
+      const lane = lanes[n]!;
+      const extra = lane.extra as Map<string, number>;
+      for (const [t, a] of p.extra) extra.set(t, Math.min(extra.get(t) ?? a, a));
+      (lane.scopes as StreamScope[]).push(scopeOf(keys[i]!.query));
+      lane.keys.push(i);
+      keyLane.push(n);
     }
-    if (low === undefined) return { rows: [], snapshot: sortedSnapshot(await currentSnapshot(this.db)) };
+    const sizer = this.tailSizer(accountId);
+    const budgets = shareBudget(sizer.budget, lanes.map(() => 1));
+    for (const [n, lane] of lanes.entries()) lane.budget = budgets[n]!;
     // The snapshot and the rows share one REPEATABLE READ transaction (see LocalCursor, `read`).
-    const { snapshot, rows } = await readPendingRows(this.db, scopeOf(q), { low, extra }, this.readLimit);
-    const lastRow = rows.length === this.readLimit ? rows[rows.length - 1] : undefined;
-    const kept = await q.filter.select(rows, (r) => r.message, signal);
-    const batch: ReadBatch = { rows: kept, snapshot: sortedSnapshot(snapshot) };
-    if (lastRow !== undefined) batch.last = [lastRow.xid, lastRow.seq];
-    return batch;
+    const read = await readTailLanes(this.db, accountId, lanes);
+    sizer.record({ budget: budgets.reduce((sum, b) => sum + b, 0), scanned: read.scanned, ms: read.ms });
+    const snapshot = sortedSnapshot(read.snapshot);
+    const batches = await Promise.all(
+      keys.map(async (k, i): Promise<KeyBatch> => {
+        const n = keyLane[i];
+        const lane = n === undefined ? undefined : read.lanes[n];
+        const p = pending[i];
+        let rows: Row[] = [];
+        if (lane !== undefined && p !== undefined) {
+          const scoped = inScope(k.query);
+          // The lane may hold rows pending only for another key's entries: this key's own pending set.
+          const mine = (r: Row) =>
+            cmpKey([r.xid, r.seq], p.low) > 0 || r.seq > (p.extra.get(r.xid) ?? Number.POSITIVE_INFINITY);
+          rows = lane.rows.filter((r) => scoped(r) && mine(r));
+        }
+        try {
+          const kept = await k.query.filter.select(rows, (r) => r.message, k.signal ?? signal);
+          const batch: ReadBatch = { rows: kept, snapshot };
+          if (lane?.last !== undefined) batch.last = lane.last;
+          return { batch };
+        } catch (error) {
+          return { error };
+        }
+      }),
+    );
+    return { batches, more: read.lanes.some((l) => l.last !== undefined) };
+  }
+
+  /** The account's tail sizer; its rows are tested on keys and placing columns only, as a history's are. */
+  private tailSizer(accountId: string): SliceSizer {
+    let sizer = this.tailSizers.get(accountId);
+    if (sizer === undefined) {
+      sizer = new SliceSizer({
+        initialRows: SHORT_COLUMNS_FIRST_SLICE,
+        ...this.slices,
+        maxRows: Math.min(this.readLimit, this.slices.maxRows ?? this.readLimit),
+      });
+      if (this.tailSizers.size >= MAX_SIZERS) this.tailSizers.delete(this.tailSizers.keys().next().value!);
+    } else this.tailSizers.delete(accountId);
+    this.tailSizers.set(accountId, sizer);
+    return sizer;
   }
 
   advance(

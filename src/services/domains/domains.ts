@@ -5,6 +5,7 @@ import type { RecordChecker } from './record-checker.js';
 import { expectedRecords, type DomainRecord } from '../../core/dns-records.js';
 import { appError } from '../../core/errors.js';
 import type { Providers } from '../../providers/index.js';
+import type { CursorSecret } from '../cursor-secret.js';
 import type { Db } from '../../store/db.js';
 import {
   countDomainsOfInstance,
@@ -31,17 +32,21 @@ export class DomainService {
     private readonly tenancy: Tenancy,
     private readonly providers: Providers,
     private readonly checker: RecordChecker,
-    private readonly cursorKey: string,
+    private readonly cursorSecret: CursorSecret,
   ) {}
 
   /** A module instance's domains, a page at a time, in (domainName, id) order. */
   async list(caller: Caller, query: ListDomainsQuery): Promise<DomainPage> {
+    const cursorKey = await this.cursorSecret.get();
+    // A forged or foreign cursor is refused before any statement runs: its seal, its whole shape and its instance
+    // are checked without the database.
+    const after =
+      query.cursor === undefined ? undefined : decodeCursor(query.cursor, cursorKey, query.moduleInstanceId);
     const organizationId = await this.tenancy.moduleInstance(query.moduleInstanceId);
     // Another organization's instance answers like a missing one (DESIGN §4).
     if (organizationId === undefined || !canRead(caller, organizationId))
       throw appError('domains:module-instance:not-found');
     const instance: ListedInstance = { id: query.moduleInstanceId, organizationId };
-    const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, this.cursorKey, instance.id);
 
     // One more row than the page, to know whether another page follows.
     const [rows, totalCount] = await Promise.all([
@@ -52,7 +57,7 @@ export class DomainService {
     const last = pageRows[pageRows.length - 1];
     const nextCursor =
       rows.length > query.limit && last !== undefined
-        ? encodeCursor({ moduleInstanceId: instance.id, domainName: last.domain_name, id: last.id }, this.cursorKey)
+        ? encodeCursor({ moduleInstanceId: instance.id, domainName: last.domain_name, id: last.id }, cursorKey)
         : undefined;
 
     const parents = await this.parents(instance, pageRows);

@@ -9,9 +9,9 @@ import type { Logger } from '../../core/logger.js';
 import type { LogBackend } from '../../providers/log-backend.js';
 import type { Db } from '../../store/db.js';
 import type { HeavyWork } from '../heavy-work.js';
-import { cpuTurn } from '../cpu-turns.js';
+import { FilterBudgetError, type FilterPool } from '../filter-pool/pool.js';
 import { isDatabaseUnavailable } from '../../core/database-unavailable.js';
-import { matches, parseFilter, planFilter, TRUE, type FilterNode } from '../../core/filter-tree/index.js';
+import { parseFilter, planFilter, TRUE, type FilterNode } from '../../core/filter-tree/index.js';
 import type { Tenancy } from '../../store/tenancy.js';
 import { resolveDeploymentResourceTargets } from './deployment-resource.js';
 import { cutPage, type UnitResult } from '../../core/log-query/page.js';
@@ -36,8 +36,11 @@ export interface LogQueryOptions {
   /** The whole query's time limit: sources still running then are stopped and reported missed. */
   deadlineMs: number;
   concurrency: number;
-  /** How long in-process filtering may hold the event loop before it yields. */
-  sliceMs?: number;
+  /**
+   * Where a filter's predicates that the backend could not apply run (off the event loop, on a CPU budget per
+   * source); its budget also bounds the regexes a request may bring.
+   */
+  filters: FilterPool;
   /** The process's budget of heavy work; a query is one piece of it. Omitted: no budget (tests of the pure parts). */
   heavy?: HeavyWork;
   /** Where the instances' log sources are read (the in-process cache); omitted: the database each time. */
@@ -49,10 +52,6 @@ export interface LogQueryContext {
   signal?: AbortSignal;
   log?: Logger;
 }
-
-const DEFAULT_SLICE_MS = 10;
-/** Pages this small are filtered at once, without waiting for a CPU turn. */
-const IN_PROCESS_ROWS_WITHOUT_TURNS = 256;
 
 export type BackendFor = (provider: ProviderKind) => LogBackend;
 
@@ -68,6 +67,8 @@ interface Unit {
   targets: LogTarget[];
   effective: FilterNode;
   pushed: FilterNode;
+  /** The backend's query is the effective filter itself (`FilterPlan.exact`). */
+  exact: boolean;
 }
 
 /** The log query (spec endpoint 2): resolve sources, query them concurrently, merge newest first, cut a page. */
@@ -99,7 +100,13 @@ export class LogQueryService {
       const plan = planFilter(filter, backend.capabilities);
       plan.unsupported.forEach((u) => unsupported.add(u));
       for (const unitTargets of list) {
-        units.push({ backend, targets: unitTargets, effective: plan.effective, pushed: plan.pushed });
+        units.push({
+          backend,
+          targets: unitTargets,
+          effective: plan.effective,
+          pushed: plan.pushed,
+          exact: plan.exact,
+        });
       }
     }
 
@@ -225,10 +232,13 @@ export class LogQueryService {
             // Berth's own database is down: that is an outage of Berth (503, retry), not a source to report missed.
             if (isDatabaseUnavailable(error)) outage ??= error;
             unit.targets.forEach((t) => missed.add(t.logGroup));
-            log?.warn(
-              { err: error, logGroups: unit.targets.map((t) => t.logGroup) },
-              'log source could not be queried',
-            );
+            const logGroups = unit.targets.map((t) => t.logGroup);
+            if (error instanceof FilterBudgetError) {
+              log?.warn(
+                { logGroups, budgetMs: error.budgetMs },
+                'log source missed: its filter ran past its CPU budget',
+              );
+            } else log?.warn({ err: error, logGroups }, 'log source could not be queried');
             return undefined;
           },
         );
@@ -250,6 +260,7 @@ export class LogQueryService {
     signal: AbortSignal,
   ): Promise<UnitResult<LogRow & { eventId: string }> & { missed: string[] }> {
     const missed = new Set<string>();
+    let exact = unit.exact;
     const fetch = async (w: TimeWindow, n: number) => {
       const result = await unit.backend.fetch({
         targets: unit.targets,
@@ -259,6 +270,7 @@ export class LogQueryService {
         signal,
       });
       result.missed?.forEach((g) => missed.add(g));
+      if (result.exact !== true) exact = false;
       return result;
     };
     // One row more than the page: the rows above the oldest one fetched are then a full page when they exist.
@@ -274,35 +286,24 @@ export class LogQueryService {
         if (tie.exhausted) coveredAfter = oldest - 1;
       }
     }
-    const kept: (LogRow & { eventId: string })[] = [];
-    const sliceMs = this.options.sliceMs ?? DEFAULT_SLICE_MS;
-    // A user regex runs here, with RE2: a large page is filtered in CPU turns of `sliceMs` shared by the whole
-    // process round-robin by tenant, each on a fresh turn of the event loop; it stops when told.
-    let release = rows.length > IN_PROCESS_ROWS_WITHOUT_TURNS ? await cpuTurn(signal) : undefined;
-    try {
-      let sliceStart = performance.now();
-      for (const row of rows) {
-        if (release !== undefined && performance.now() - sliceStart >= sliceMs) {
-          release();
-          release = undefined;
-          release = await cpuTurn(signal);
-          sliceStart = performance.now();
-        }
-        if (!matches(unit.effective, row)) continue;
-        const target = attribute(unit.targets, row);
-        kept.push({
-          timestamp: row.timestamp,
-          level: row.level,
-          message: row.message,
-          logStream: row.logStream,
-          sourceId: target?.sourceId ?? '',
-          logSourceId: target?.logSourceId ?? '',
-          eventId: row.eventId,
-        });
-      }
-    } finally {
-      release?.();
-    }
+    // What the backend could not apply runs in the filter pool, off the event loop, within the source's CPU budget
+    // (past it: FilterBudgetError, the source is missed). Rows the backend filtered exactly are kept as they are.
+    const passed =
+      exact || rows.length === 0 || unit.effective.kind === 'all'
+        ? rows
+        : await this.options.filters.start({ kind: 'tree', filter: unit.effective }).select(rows, signal);
+    const kept = passed.map((row): LogRow & { eventId: string } => {
+      const target = attribute(unit.targets, row);
+      return {
+        timestamp: row.timestamp,
+        level: row.level,
+        message: row.message,
+        logStream: row.logStream,
+        sourceId: target?.sourceId ?? '',
+        logSourceId: target?.logSourceId ?? '',
+        eventId: row.eventId,
+      };
+    });
     return { rows: kept, coveredAfter, missed: [...missed] };
   }
 

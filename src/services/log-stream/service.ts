@@ -1,12 +1,14 @@
 import { canRead, type Caller } from '../../core/caller.js';
 import { AppError, appError, listDetail } from '../../core/errors.js';
-import { compileFilterPattern } from '../../core/filter-pattern/index.js';
+import { checkRegexCost, filterPatternRegexCosts } from '../../core/filter-cost.js';
+import { parseFilterPattern } from '../../core/filter-pattern/index.js';
 import type { Logger } from '../../core/logger.js';
 import { parseTime } from '../../core/log-time.js';
-import { predicateFilter, type StreamQuery, type StreamSource } from '../../providers/log-stream-source.js';
+import type { MessageFilter, StreamQuery, StreamSource } from '../../providers/log-stream-source.js';
+import { FilterBudgetError, type FilterPool } from '../filter-pool/pool.js';
 import type { Db } from '../../store/db.js';
 import { loadAccount } from '../log-query/resolve.js';
-import { decodeEventId, encodeEventId } from './resume-id.js';
+import { checkResumable, decodeEventId, encodeEventId } from './resume-id.js';
 import { LogStream } from './stream.js';
 import type { ChangeEvent } from '../../store/change-feed.js';
 import type { SharedTails } from './shared-tail.js';
@@ -31,6 +33,7 @@ export interface StreamParams {
 export interface StreamOptions {
   pollIntervalMs: number;
   keepAliveMs: number;
+  /** Concurrent streams of one principal on one organization's accounts. */
   maxPerPrincipal: number;
   /** Concurrent streams of one organization's accounts, and of the whole process. */
   maxPerOrganization?: number;
@@ -43,6 +46,8 @@ export interface StreamOptions {
   shared?: SharedTails;
   /** How long a new key's cursors wait for its window before reading upstream on their own. */
   warmupWaitMs?: number;
+  /** Where filter patterns are applied to local rows: off the event loop, on a CPU budget per read. */
+  filters: FilterPool;
   /** The database's change feed: an ingest into a local account wakes its tails (`log_events:<account id>`). */
   changes?: { subscribe(listener: (event: ChangeEvent) => void): () => void };
 }
@@ -95,6 +100,7 @@ export interface OpenOptions {
  */
 export class LogStreamService {
   readonly hub: TailHub;
+  /** Open streams by principal within the organization of the stream's account (`memberKey`). */
   private readonly perPrincipal = new Map<string, number>();
   private readonly perOrganization = new Map<string, number>();
   /** Streams refused before they started because a share was full, by organization (for /metrics). */
@@ -174,7 +180,7 @@ export class LogStreamService {
         ? { kind: 'prefix', prefix: params.logStreamPrefix! }
         : { kind: 'names', names: [...new Set(names!)] },
       pattern,
-      filter: predicateFilter(compileFilterPattern(pattern)),
+      filter: patternFilter(this.options.filters, pattern),
     };
     return { query, source, startMs, endMs: tail ? Number.MAX_SAFE_INTEGER : Math.min(endMs, Date.now()), tail };
   }
@@ -184,10 +190,16 @@ export class LogStreamService {
    * failures are events of the stream. `lastEventId` resumes a stream where an earlier one left off.
    */
   async open(caller: Caller, params: StreamParams, options: OpenOptions = {}): Promise<LogStream> {
-    const { query, source, startMs, endMs, tail } = await this.prepare(caller, params);
-    const organizationId = query.account.organizationId;
-    this.admit(caller.principalId, organizationId);
+    // A forged or corrupted Last-Event-ID answers 400 before any statement runs; one whose cursor the account's
+    // source cannot restore, before the stream starts (never an upstream failure inside it).
     const resume = decodeEventId(options.lastEventId);
+    const { query, source, startMs, endMs, tail } = await this.prepare(caller, params);
+    checkResumable(resume, source);
+    const organizationId = query.account.organizationId;
+    // A principal's streams count per organization: a key one organization minted for it cannot use up its
+    // streams in another.
+    const principalKey = memberKey(organizationId, caller.principalId);
+    this.admit(principalKey, organizationId);
     // The id of a final event that nothing came before: where this request began (its own Last-Event-ID, else
     // the beginning), so every message carries an id that resumes.
     const startId =
@@ -195,7 +207,7 @@ export class LogStreamService {
         ? options.lastEventId
         : encodeEventId({ p: 'h', ts: 0, e: '' });
 
-    increment(this.perPrincipal, caller.principalId, 1);
+    increment(this.perPrincipal, principalKey, 1);
     increment(this.perOrganization, organizationId, 1);
     const heavy = this.options.heavy;
     const claim = { organizationId, principalId: caller.principalId };
@@ -210,7 +222,7 @@ export class LogStreamService {
         gate: heavy === undefined ? undefined : (steps, signal) => heavy.eachStep(claim, signal, steps),
         onEnd: () => {
           this.active.delete(stream);
-          increment(this.perPrincipal, caller.principalId, -1);
+          increment(this.perPrincipal, principalKey, -1);
           increment(this.perOrganization, organizationId, -1);
         },
       },
@@ -222,10 +234,13 @@ export class LogStreamService {
     return stream;
   }
 
-  /** Refuses a stream over its principal's, its organization's or the process's share: 429 before it starts. */
-  private admit(principalId: string, organizationId: string): void {
+  /**
+   * Refuses a stream over its principal's share in the organization, the organization's or the process's share:
+   * 429 before it starts.
+   */
+  private admit(principalKey: string, organizationId: string): void {
     const caps: [number | undefined, number, string][] = [
-      [this.options.maxPerPrincipal, this.perPrincipal.get(principalId) ?? 0, 'principal'],
+      [this.options.maxPerPrincipal, this.perPrincipal.get(principalKey) ?? 0, 'principal in an organization'],
       [this.options.maxPerOrganization, this.perOrganization.get(organizationId) ?? 0, 'organization'],
       [this.options.maxTotal, this.active.size, 'process'],
     ];
@@ -249,6 +264,42 @@ export class LogStreamService {
     for (const stream of [...this.active]) stream.stop();
     this.hub.close();
   }
+}
+
+/** A principal within an organization (ids are printable: U+0000 separates them unambiguously). */
+function memberKey(organizationId: string, principalId: string): string {
+  return `${organizationId}\u0000${principalId}`;
+}
+
+/** Keeps every message: nothing to evaluate. */
+const EVERYTHING: MessageFilter = { select: async (items) => [...items] };
+
+/**
+ * A stream's filter pattern, applied in the filter pool with a fresh CPU budget for each read (a history batch, a
+ * tail read): a stream lasts hours, a read does not. Checked first, so a pattern that cannot parse or whose regexes
+ * could exceed the budget on one message answers 400 before the stream starts.
+ */
+function patternFilter(filters: FilterPool, pattern: string): MessageFilter {
+  if (parseFilterPattern(pattern).kind === 'all') return EVERYTHING;
+  checkRegexCost(filterPatternRegexCosts(pattern), filters.options.cpuBudgetMs, 'filterPattern');
+  return {
+    async select(items, message, signal) {
+      if (items.length === 0) return [];
+      try {
+        const keep = await filters.start({ kind: 'pattern', pattern }).keep(
+          items.map((item) => ({ message: message(item) })),
+          signal,
+        );
+        return items.filter((_, i) => keep[i] === 1);
+      } catch (error) {
+        if (!(error instanceof FilterBudgetError)) throw error;
+        throw appError('logs:filter:too-costly', {
+          description: `The filter pattern took longer than the ${error.budgetMs} ms of CPU one read of a stream may spend on it; the stream stopped here.`,
+          metadata: { parameter: 'filterPattern', budgetMs: error.budgetMs },
+        });
+      }
+    },
+  };
 }
 
 function increment(counts: Map<string, number>, key: string, by: number): void {

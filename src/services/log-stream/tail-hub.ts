@@ -1,4 +1,5 @@
 import { appError } from '../../core/errors.js';
+import { runAsTenant } from '../../core/tenant-context.js';
 import type { StreamEvent, StreamQuery, StreamSource } from '../../providers/log-stream-source.js';
 import type { KeyFeed, SharedTails } from './shared-tail.js';
 
@@ -25,6 +26,25 @@ interface Poller {
   lastTick?: number;
   /** The cluster-wide live feed of the key (sources with `live`). */
   shared?: { feed: KeyFeed; leave: () => void };
+  /** The account's keys read together (sources with `readTogether`): this key is read with them, not on its own. */
+  group?: ReadGroup;
+}
+
+/**
+ * The keys of one account (and source) read together: one timer, one read per interval or wake, whatever the
+ * number of keys. Keys of one account belong to one organization, so a read never mixes tenants.
+ */
+interface ReadGroup {
+  id: string;
+  // biome-ignore lint/suspicious/noExplicitAny: the keys of one group share their source's cursor type
+  source: StreamSource<any>;
+  organizationId: string;
+  pollers: Set<Poller>;
+  timer?: NodeJS.Timeout;
+  abort?: AbortController;
+  running?: boolean;
+  again?: boolean;
+  lastTick?: number;
 }
 
 /** Reads of one woken key are at least this far apart. */
@@ -46,14 +66,19 @@ export interface TailHubOptions {
  * Shares the tail of every subscriber of one key (account, region, groups, stream filter, pattern).
  * Sources with a `live` part (aws) are fed by the key's one upstream in the cluster (`SharedTails`): each
  * replica keeps a window of recent events and its subscribers take from it; a cursor older than the window
- * reads upstream once (shared by every such cursor of the key) and then joins it. Other sources (local) are
- * read once per interval from the oldest cursor. Each subscriber then takes what lies past its own cursor.
+ * reads upstream once (shared by every such cursor of the key) and then joins it. Sources that read keys
+ * together (local) are read once per interval (or wake) per account, every key of the account with ready
+ * subscribers in one read: ten tails with ten stream prefixes cost the database what one does. Others are read
+ * once per interval per key, from its oldest cursor. Each subscriber then takes what lies past its own cursor.
  * A key stops as soon as its last subscriber leaves.
  */
 export class TailHub {
   private readonly pollers = new Map<string, Poller>();
-  /** Upstream reads made here (polls, and catch-up reads of cursors older than a window), for metrics and tests. */
+  private readonly groups = new Map<string, ReadGroup>();
+  /** Reads of a key (alone or with others), and catch-up reads of cursors older than a window: metrics and tests. */
   polls = 0;
+  /** Reads made upstream: one per read of an account's keys together, one per read of a key alone. */
+  reads = 0;
   private readonly maxPerDelivery: number;
 
   constructor(
@@ -74,6 +99,11 @@ export class TailHub {
 
   get activePollers(): number {
     return this.pollers.size;
+  }
+
+  /** Accounts whose keys are read together now. */
+  get activeGroups(): number {
+    return this.groups.size;
   }
 
   subscribe<C>(source: StreamSource<C>, query: StreamQuery, subscriber: Subscriber<C>): () => void {
@@ -100,7 +130,8 @@ export class TailHub {
           },
         });
       }
-      this.schedule(key, created);
+      if (created.shared === undefined && source.readTogether !== undefined) this.join(created);
+      else this.schedule(key, created);
     }
     poller.subscribers.add(subscriber);
     const p = poller;
@@ -115,6 +146,106 @@ export class TailHub {
     poller.abort?.abort();
     poller.shared?.leave();
     if (this.pollers.get(key) === poller) this.pollers.delete(key);
+    const group = poller.group;
+    if (group !== undefined) {
+      group.pollers.delete(poller);
+      if (group.pollers.size === 0) {
+        clearTimeout(group.timer);
+        group.abort?.abort();
+        if (this.groups.get(group.id) === group) this.groups.delete(group.id);
+      }
+    }
+  }
+
+  /** A key of a source that reads keys together joins its account's group (read at the group's next tick). */
+  private join(poller: Poller): void {
+    const id = `${sourceId(poller.source)}\u0000${poller.query.account.id}`;
+    let group = this.groups.get(id);
+    if (group === undefined) {
+      group = {
+        id,
+        source: poller.source,
+        organizationId: poller.query.account.organizationId,
+        pollers: new Set(),
+      };
+      this.groups.set(id, group);
+      this.scheduleGroup(group, this.intervalMs);
+    }
+    group.pollers.add(poller);
+    poller.group = group;
+  }
+
+  private scheduleGroup(group: ReadGroup, wait: number): void {
+    clearTimeout(group.timer);
+    group.timer = setTimeout(() => void this.tickGroup(group), wait);
+    group.timer.unref?.();
+  }
+
+  /** Read the group now rather than at its next interval (woken reads at least WAKE_GAP_MS apart). */
+  private groupSoon(group: ReadGroup): void {
+    if (this.groups.get(group.id) !== group) return;
+    if (group.running) group.again = true;
+    else this.scheduleGroup(group, Math.max(0, (group.lastTick ?? 0) + WAKE_GAP_MS - Date.now()));
+  }
+
+  private async tickGroup(group: ReadGroup): Promise<void> {
+    if (group.running || this.groups.get(group.id) !== group) return;
+    group.running = true;
+    let more = false;
+    try {
+      do {
+        group.again = false;
+        more = await this.serveGroup(group);
+      } while (group.again && this.groups.get(group.id) === group);
+    } finally {
+      group.running = false;
+    }
+    if (this.groups.get(group.id) !== group || group.pollers.size === 0) return;
+    // A lane stopped at its budget: the rest is read in the next slice, soon, other statements running between.
+    if (more) this.groupSoon(group);
+    else this.scheduleGroup(group, this.intervalMs);
+  }
+
+  /** One read of every key of the group with a subscriber ready; true when a key's read stopped short. */
+  private async serveGroup(group: ReadGroup): Promise<boolean> {
+    group.lastTick = Date.now();
+    const due = [...group.pollers]
+      .map((poller) => ({ poller, ready: [...poller.subscribers].filter((s) => s.ready()) }))
+      .filter((k) => k.ready.length > 0);
+    if (due.length === 0) return false;
+    const abort = new AbortController();
+    group.abort = abort;
+    for (const k of due) {
+      k.poller.lastTick = group.lastTick;
+      k.poller.abort = new AbortController();
+    }
+    this.polls += due.length;
+    this.reads++;
+    let result: Awaited<ReturnType<NonNullable<StreamSource['readTogether']>>>;
+    try {
+      // The account's organization is whose turn the statements take in the database's fair queues.
+      result = await runAsTenant({ organizationId: group.organizationId }, () =>
+        group.source.readTogether!(
+          due.map((k) => ({
+            query: k.poller.query,
+            cursors: k.ready.map((s) => s.cursor),
+            signal: k.poller.abort!.signal,
+          })),
+          abort.signal,
+        ),
+      );
+    } catch (error) {
+      if (!abort.signal.aborted)
+        for (const k of due) if (!k.poller.abort!.signal.aborted) for (const s of k.ready) s.fail(error);
+      return false;
+    }
+    for (const [i, k] of due.entries()) {
+      const outcome = result.batches[i];
+      if (outcome === undefined || k.poller.abort!.signal.aborted) continue;
+      if ('error' in outcome) for (const s of k.ready) s.fail(outcome.error);
+      else this.deliver(k.poller, k.ready, outcome.batch);
+    }
+    return result.more;
   }
 
   private schedule(key: string, poller: Poller): void {
@@ -140,8 +271,12 @@ export class TailHub {
 
   /** Events were written to local account `accountId` (its tails read now). */
   wakeAccount(accountId: string): void {
+    for (const group of this.groups.values()) {
+      if (group.id.endsWith(`\u0000${accountId}`)) this.groupSoon(group);
+    }
     for (const [key, poller] of this.pollers) {
-      if (poller.shared === undefined && poller.query.account.id === accountId) this.soon(key, poller);
+      if (poller.shared === undefined && poller.group === undefined && poller.query.account.id === accountId)
+        this.soon(key, poller);
     }
   }
 
@@ -188,6 +323,7 @@ export class TailHub {
     poller.abort = new AbortController();
     try {
       this.polls++;
+      this.reads++;
       const batch = await poller.source.read(
         poller.query,
         subscribers.map((s) => s.cursor),
@@ -216,4 +352,19 @@ export class TailHub {
   close(): void {
     for (const [key, p] of this.pollers) this.stop(key, p);
   }
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: any source
+const sourceIds = new WeakMap<StreamSource<any>, number>();
+let nextSourceId = 0;
+
+/** A number per source object: keys of two sources (tests build several) are never read together. */
+// biome-ignore lint/suspicious/noExplicitAny: any source
+function sourceId(source: StreamSource<any>): number {
+  let id = sourceIds.get(source);
+  if (id === undefined) {
+    id = nextSourceId++;
+    sourceIds.set(source, id);
+  }
+  return id;
 }

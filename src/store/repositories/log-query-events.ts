@@ -212,6 +212,8 @@ export async function queryLogEventsSliced(
   request: LogQueryEventsRequest & { signal: AbortSignal },
   bounds: SqlBounds,
   sizing: SliceSizing,
+  /** Filled with the number of the filter's predicates left out to fit one statement (then rows are a superset). */
+  report?: { relaxed: number },
 ): Promise<BackendRow[]> {
   const { targets, window, filter, limit, signal } = request;
   const first = targets[0]!;
@@ -242,10 +244,11 @@ export async function queryLogEventsSliced(
     limit,
   });
   const overhead = sqlSize(frame);
-  const { where } = compileBoundedSqlFilter(filter, {
+  const { where, relaxed } = compileBoundedSqlFilter(filter, {
     maxParams: bounds.maxParams - overhead.params,
     maxBytes: bounds.maxBytes - overhead.bytes,
   });
+  if (report !== undefined) report.relaxed = relaxed;
   const rows = await readInSlices<LogQueryEventRow>(
     (query) => run(query.compile(db), signal),
     scan(where),

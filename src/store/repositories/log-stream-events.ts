@@ -184,47 +184,200 @@ export async function currentSnapshot(db: Executor): Promise<Snapshot> {
   return { xmax: row.xmax, xip: [...(row.xip ?? [])] };
 }
 
-/** The rows pending for any of several tail positions: keys above `low`, and the entries' rows below it. */
-export interface PendingRows {
+/**
+ * One lane of a tail read: the rows pending for tail positions that share `low` (`LocalCursor` in
+ * providers/local/log-stream-source.ts: keys above `low`, and the entries' rows at or below it), in the scopes of
+ * the keys those positions belong to.
+ */
+export interface TailLane {
   low: readonly [xid: string, seq: number];
   /** `(t, a)`: rows of transaction t with seq above a, at or below `low`. */
   extra: Iterable<readonly [xid: string, after: number]>;
+  /** Rows the lane's scan may pass at most, of any account: what bounds the statement. */
+  budget: number;
+  /** Where the lane's rows may lie (its keys' groups and streams); every scope is of the read's account. */
+  scopes: readonly Omit<StreamScope, 'accountId'>[];
+}
+
+/** A row of a tail lane, with where it lies (the caller tells its keys' rows apart in process). */
+export interface TailLaneRow extends TailEventRow {
+  region: string;
+  log_group: string;
+}
+
+export interface TailLaneResult {
+  /** The rows read, in `(xid, seq)` order: visible in the snapshot, pending, in one of the lane's scopes. */
+  rows: TailLaneRow[];
+  /**
+   * When the lane scanned its whole budget: the last key it scanned (of whatever account). Every row visible in
+   * the snapshot, pending for the lane and in its scopes, with a key up to it, is in `rows`; the rows above it
+   * were not read. Undefined: every such row was read.
+   */
+  last?: [xid: string, seq: number];
+}
+
+export interface TailLanesResult {
+  snapshot: Snapshot;
+  lanes: TailLaneResult[];
+  /** Rows the lanes' scans passed, together. */
+  scanned: number;
+  /** How long the database spent on the rows statement, by its own clock (the wait for its turn not counted). */
+  ms: number;
+}
+
+/** A lane's budget as its statement takes it: a whole number of rows, one at least (else it could not move). */
+const laneLimit = (budget: number) => Math.max(1, Math.floor(budget));
+
+const LANE_RECORD = sql`g(lane_no int, lane_x text, lane_s bigint, lane_lim int, lane_ts text[], lane_as bigint[])`;
+const SCOPE_RECORD = sql`k(scope_lane int, scope_region text, scope_groups text[], scope_all boolean,
+  scope_prefix text, scope_names text[])`;
+const SCANNED = sql`seq, xid, cloud_account_id, region, log_group, log_stream`;
+
+interface LaneStatementRow {
+  lane_no: number;
+  n: number;
+  kept: boolean | null;
+  xid: string | null;
+  seq: number | null;
+  region: string | null;
+  log_group: string | null;
+  log_stream: string | null;
+  message: string | null;
+  timestamp: number | null;
+  ingestion_time: number | null;
+  event_id: string | null;
+  level: string | null;
+  ms: number | null;
 }
 
 /**
- * In one REPEATABLE READ transaction (so the snapshot and the rows share it; hence a `Db`, not a
- * transaction): the snapshot, then the rows of the scope visible in it that `pending` holds, in `(xid, seq)`
- * order, at most `limit`. The scan is the `(xid, seq)` index from `low`: a tail reads little above it.
+ * The rows statement of `readTailLanes`. Each lane walks the `(xid, seq)` index from its `low` (and each entry's
+ * transaction below it), merged in key order, at most `budget` rows whatever their account: so a statement holds
+ * the database for a bounded time even when other tenants wrote much since the lane's position, and a lane far
+ * behind (a tail resumed from an old id) takes its own budget, not the other lanes' turn. Only keys and the
+ * columns that place a row are carried through the walk; the other columns are read for the rows kept, by
+ * primary key, so rows of other accounts or scopes cost no message copies. The last row is a marker (`lane_no`
+ * -1) with the rows scanned in `n` and the statement's time in `ms`.
  */
-export async function readPendingRows(
+export function tailLanesQuery(accountId: string, lanes: readonly TailLane[]): RawBuilder<LaneStatementRow> {
+  const laneJson: object[] = [];
+  const scopeJson: object[] = [];
+  for (const [i, lane] of lanes.entries()) {
+    const ts: string[] = [];
+    const as: number[] = [];
+    for (const [t, a] of lane.extra) {
+      ts.push(t);
+      as.push(a);
+    }
+    laneJson.push({
+      lane_no: i,
+      lane_x: lane.low[0],
+      lane_s: lane.low[1],
+      lane_lim: laneLimit(lane.budget),
+      lane_ts: ts,
+      lane_as: as,
+    });
+    for (const scope of lane.scopes) {
+      scopeJson.push({
+        scope_lane: i,
+        scope_region: scope.region,
+        scope_groups: [...new Set(scope.logGroups)],
+        scope_all: scope.streams.kind === 'all',
+        scope_prefix: scope.streams.kind === 'prefix' ? scope.streams.prefix : null,
+        scope_names: scope.streams.kind === 'names' ? scope.streams.names : [],
+      });
+    }
+  }
+  return sql<LaneStatementRow>`with lanes as materialized (
+      select * from jsonb_to_recordset(${JSON.stringify(laneJson)}::jsonb) as ${LANE_RECORD}
+    ),
+    scopes as materialized (
+      select * from jsonb_to_recordset(${JSON.stringify(scopeJson)}::jsonb) as ${SCOPE_RECORD}
+    ),
+    scanned as materialized (
+      select g.lane_no, g.lane_lim, u.seq, u.xid, u.n,
+        (u.cloud_account_id = ${accountId} and exists (select 1 from scopes k
+          where k.scope_lane = g.lane_no and k.scope_region = u.region and u.log_group = any(k.scope_groups)
+            and (k.scope_all or (k.scope_prefix is not null and starts_with(u.log_stream, k.scope_prefix))
+              or u.log_stream = any(k.scope_names)))) as kept
+      from lanes g cross join lateral (
+        select v.*, row_number() over (order by v.xid, v.seq) as n from (
+          (select ${SCANNED} from log_events
+            where (xid, seq) > (g.lane_x::xid8, g.lane_s) order by xid, seq limit g.lane_lim)
+          union all
+          (select e.* from unnest(g.lane_ts::xid8[], g.lane_as) as p(t, a) cross join lateral (
+            select ${SCANNED} from log_events
+              where xid = p.t and seq > p.a and (xid, seq) <= (g.lane_x::xid8, g.lane_s)
+              order by xid, seq limit g.lane_lim) as e)
+          order by xid, seq limit g.lane_lim
+        ) as v
+      ) as u
+    )
+    (select s.lane_no, s.n, s.kept, s.xid::text as xid, s.seq, e.region, e.log_group, e.log_stream, e.message,
+        e.timestamp, e.ingestion_time, e.event_id, e.level, null::float8 as ms
+      from scanned s
+      -- By primary key, row by row (the limit keeps the planner from hashing the whole table for a few rows).
+      left join lateral (select * from log_events where s.kept and log_events.seq = s.seq limit 1) as e on true
+      where s.kept or s.n = s.lane_lim)
+    union all
+    (select -1, (select count(*) from scanned), null, null, null, null, null, null, null, null, null, null, null,
+      -- Since the statement began: the time it waited for its turn is not counted.
+      (extract(epoch from clock_timestamp() - statement_timestamp()) * 1000)::float8)`;
+}
+
+/**
+ * A tail read of several lanes of one account at once: in one REPEATABLE READ transaction (so the snapshot and
+ * the rows share it; hence a `Db`, not a transaction), the snapshot, then one statement that reads every lane
+ * (`tailLanesQuery`): for each, the rows of its scopes visible in the snapshot that are pending for it, in
+ * `(xid, seq)` order, its scan bounded by its budget.
+ */
+export async function readTailLanes(
   db: Db,
-  scope: StreamScope,
-  pending: PendingRows,
-  limit: number,
-): Promise<{ snapshot: Snapshot; rows: TailEventRow[] }> {
+  accountId: string,
+  lanes: readonly TailLane[],
+): Promise<TailLanesResult> {
   return db
     .transaction()
     .setIsolationLevel('repeatable read')
     .execute(async (trx) => {
       // The first statement fixes the transaction's snapshot: the rows below are read with the same one.
       const snapshot = await currentSnapshot(trx);
-      const where = sql`cloud_account_id = ${scope.accountId} and region = ${scope.region}
-        and log_group = any(${[...scope.logGroups]}::text[]) and ${streamFilter(scope.streams)}`;
-      const [lx, ls] = pending.low;
-      const e = entryArrays(pending.extra);
-      const result = await sql<TailEventRow>`select xo::text as xid, ${COLUMNS} from (
-          (select xid as xo, ${COLUMNS} from log_events
-            where ${where} and (xid, seq) > (${lx}::text::xid8, ${ls}::bigint))
-          ${
-            e.empty
-              ? sql``
-              : sql`union all
-          (select xid, ${COLUMNS} from log_events join unnest(${e.ts}, ${e.as}) as p(t, a)
-              on log_events.xid = p.t and log_events.seq > p.a
-            where ${where} and (xid, seq) <= (${lx}::text::xid8, ${ls}::bigint))`
-          }
-        ) as u order by xo, seq limit ${limit}`.execute(trx);
-      return { snapshot, rows: result.rows.map(numbers) };
+      if (lanes.length === 0) return { snapshot, lanes: [], scanned: 0, ms: 0 };
+      const started = performance.now();
+      const result = await tailLanesQuery(accountId, lanes).execute(trx);
+      const wallMs = performance.now() - started;
+      const out: TailLaneResult[] = lanes.map(() => ({ rows: [] }));
+      let ms = wallMs;
+      let scanned = 0;
+      const ordered = [...result.rows].sort((a, b) => a.lane_no - b.lane_no || Number(a.n) - Number(b.n));
+      for (const r of ordered) {
+        if (r.lane_no < 0) {
+          scanned = Number(r.n);
+          const own = Number(r.ms);
+          if (Number.isFinite(own) && own >= 0) ms = Math.min(own, wallMs);
+          continue;
+        }
+        const lane = out[r.lane_no]!;
+        if (r.kept === true) {
+          lane.rows.push(
+            numbers({
+              xid: r.xid!,
+              seq: r.seq!,
+              region: r.region!,
+              log_group: r.log_group!,
+              log_stream: r.log_stream!,
+              message: r.message!,
+              timestamp: r.timestamp!,
+              ingestion_time: r.ingestion_time!,
+              event_id: r.event_id!,
+              level: r.level!,
+            }),
+          );
+        }
+        // The lane's scan stopped at its budget: its last row bounds what it read.
+        if (Number(r.n) === laneLimit(lanes[r.lane_no]!.budget)) lane.last = [r.xid!, Number(r.seq)];
+      }
+      return { snapshot, lanes: out, scanned, ms };
     });
 }
 

@@ -1,5 +1,6 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { Api, Caller, Catalog } from '../api.js';
+import { visibleText } from '../text.js';
 import { useLogQuery } from '../use-log-query.js';
 import { viewFromSearch, viewToSearch, windowOf, type View } from '../view.js';
 import { FilterBar } from './filter-bar.js';
@@ -83,9 +84,9 @@ export function Explorer({ api, caller, onSignOut }: Props) {
       <header class="top">
         <h1>Berth logs</h1>
         <p class="who" data-testid="who">
-          {caller.principal.name} · key {caller.key.id}
+          {visibleText(caller.principal.name)} · key {visibleText(caller.key.id)}
           {caller.organizations.length > 0 &&
-            ` · ${caller.organizations.map((o) => `${o.name} (${o.role})`).join(', ')}`}
+            ` · ${caller.organizations.map((o) => `${visibleText(o.name)} (${o.role})`).join(', ')}`}
         </p>
         <button type="button" class="link" onClick={onSignOut}>
           Sign out

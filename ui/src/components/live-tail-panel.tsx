@@ -4,6 +4,7 @@ import type { Api, Catalog } from '../api.js';
 import { LiveTail } from '../lib/live-tail.js';
 import type { TailEvent, TailStatus } from '../lib/tail-types.js';
 import { tailPlan } from '../tail-plan.js';
+import { displayText } from '../text.js';
 import type { View } from '../view.js';
 import { LogTable, type TableRow } from './log-table.js';
 
@@ -131,7 +132,8 @@ export function LiveTailPanel({ api, catalog, view, live, onLiveChange, seenStre
             )}
             {plan && plan.untailable.length > 0 && (
               <span class="hint" data-testid="tail-untailable">
-                Without a stream prefix, only the streams already seen are tailed for: {plan.untailable.join(', ')}
+                Without a stream prefix, only the streams already seen are tailed for:{' '}
+                {plan.untailable.map((group) => displayText(group, 200)).join(', ')}
               </span>
             )}
           </>

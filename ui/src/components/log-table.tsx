@@ -107,7 +107,9 @@ export function LogTable({ rows, catalog, loading, summary, footer, follow }: Pr
                       {formatLocal(row.timestamp)}
                     </span>
                     <span class={`level level-${row.level.toLowerCase()}`}>{row.level}</span>
-                    <span class="source">{sources.get(`${row.sourceId}::${row.logSourceId}`) ?? row.group ?? '—'}</span>
+                    <span class="source">
+                      {displayText(sources.get(`${row.sourceId}::${row.logSourceId}`) ?? row.group ?? '—', 200)}
+                    </span>
                     <span class="stream">{displayText(row.logStream, 200)}</span>
                     <span class="message">
                       {row.browserFiltered && (

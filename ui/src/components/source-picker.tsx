@@ -1,4 +1,5 @@
 import type { Caller, Catalog } from '../api.js';
+import { visibleText } from '../text.js';
 import type { View } from '../view.js';
 
 interface Props {
@@ -44,7 +45,7 @@ export function SourcePicker({ caller, catalog, error, view, onChange }: Props) 
         >
           {caller.organizations.map((o) => (
             <option key={o.id} value={o.id}>
-              {o.name}
+              {visibleText(o.name)}
             </option>
           ))}
         </select>
@@ -64,7 +65,7 @@ export function SourcePicker({ caller, catalog, error, view, onChange }: Props) 
           <option value="">Choose…</option>
           {environments.map((e) => (
             <option key={e.id} value={e.id}>
-              {e.project} / {e.name}
+              {visibleText(e.project)} / {visibleText(e.name)}
             </option>
           ))}
         </select>
@@ -96,19 +97,19 @@ export function SourcePicker({ caller, catalog, error, view, onChange }: Props) 
                       disabled={keys.length === 0}
                       onChange={(e) => toggle(keys, e.currentTarget.checked)}
                     />
-                    {m.name}
+                    {visibleText(m.name)}
                   </label>
                   <ul>
                     {m.logSources.map((s) => (
                       <li key={s.key}>
-                        <label title={`${s.cloudAccountId} · ${s.region}`}>
+                        <label title={visibleText(`${s.cloudAccountId} · ${s.region}`)}>
                           <input
                             type="checkbox"
                             checked={selected.has(s.key)}
                             onChange={(e) => toggle([s.key], e.currentTarget.checked)}
                           />
-                          {s.logGroup}
-                          {s.logStreamPrefix ? ` (${s.logStreamPrefix}…)` : ''}
+                          {visibleText(s.logGroup)}
+                          {s.logStreamPrefix ? ` (${visibleText(s.logStreamPrefix)}…)` : ''}
                         </label>
                       </li>
                     ))}
@@ -129,7 +130,7 @@ export function SourcePicker({ caller, catalog, error, view, onChange }: Props) 
             <option value="">None (use the sources)</option>
             {resources.map((r) => (
               <option key={r.id} value={r.id}>
-                {r.instance}: {r.type} {r.id}
+                {visibleText(`${r.instance}: ${r.type} ${r.id}`)}
               </option>
             ))}
           </select>
