@@ -217,7 +217,7 @@ describe.skipIf(!FULL)('issue 20: no tenant can stall another (CPU)', () => {
   });
 
   describe('3. ten tails, ten prefixes', () => {
-    it("ten live tails of one viewer on ten prefixes, with a trickle of ingest, stall no one", async () => {
+    it('ten live tails of one viewer on ten prefixes, with a trickle of ingest, stall no one', async () => {
       await underAttack('ten live tails, ten prefixes', () => tailsAttack(berth.url, world, 100), [
         'A: 10 × GET /cloud/logs/stream?tail=true, logStreamPrefix svc-0/ … svc-9/ (viewer); one event ingested every 100 ms (admin), to each prefix in turn',
       ]);

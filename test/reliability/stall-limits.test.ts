@@ -181,19 +181,27 @@ it("a principal's limits in one organization leave its access to another untouch
     `- Globex key: tails ${tailHeads.join(' | ')}; an eleventh: ${eleventhAnswer}`,
     `- Globex key, GET /me: ${Object.entries(statuses)
       .map(([s, n]) => `${s} ×${n}`)
-      .join(', ')}${floodRefusals === '' ? '' : ` (${floodRefusals})`}; first 429 said Retry-After ${retryAfterSeconds ?? '–'} s`,
+      .join(
+        ', ',
+      )}${floodRefusals === '' ? '' : ` (${floodRefusals})`}; first 429 said Retry-After ${retryAfterSeconds ?? '–'} s`,
     `- Acme key meanwhile: GET /me ${acme.me}; log query ${acme.query}; stream ${acme.stream}`,
     `- after: ${tailsEnded} of the Globex tails had been ended by the server; the Globex key ${(sinceRefused / 1000).toFixed(1)} s after its first 429: ${refusal(stillRefused)}`,
     '',
   ].join('\n');
   process.stdout.write(`${text}\n`);
 
-  const floodRefusedHonestly = [...refusals.keys()].every((w) => w === '429 http:request:rate-limited with Retry-After');
+  const floodRefusedHonestly = [...refusals.keys()].every(
+    (w) => w === '429 http:request:rate-limited with Retry-After',
+  );
   const ok = {
     tailsOpen: tailHeads.every((h) => h === '200'),
     eleventhRefused: /^429 .* with Retry-After$/.test(eleventhAnswer),
     globexRefused: (statuses['429'] ?? 0) > 0 && floodRefusedHonestly,
-    acmeUntouched: acme.me === '200' && acme.meIsAcme && acme.query.startsWith('200') && /^200, \d+ events, final$/.test(acme.stream),
+    acmeUntouched:
+      acme.me === '200' &&
+      acme.meIsAcme &&
+      acme.query.startsWith('200') &&
+      /^200, \d+ events, final$/.test(acme.stream),
     globexStillRefusedAfter: stillRefused.status === 429,
   };
   recordSummary({

@@ -402,8 +402,9 @@ const foldFits = (node: FilterNode) => foldPairsOf(node, new Map()) <= MAX_STATE
  * `compileSqlFilter` within `bounds`, its shared case folding within MAX_STATEMENT_FOLD_CHARS. When the
  * whole filter is too big, its costliest leaves are relaxed by the sound-drop rule (FALSE under an odd
  * number of `not`s; under an even one TRUE, or for a case-insensitive text the longest piece of its value
- * that needs no `replace`) until it fits: the database then returns a superset, which the caller must filter exactly in
- * process (the log query always applies the effective filter to every row). `relaxed` counts them.
+ * that needs no `replace`) until it fits: the database then returns a superset, which the caller must
+ * filter exactly in process (the log query always applies the effective filter to every row). `relaxed`
+ * counts them.
  */
 export function compileBoundedSqlFilter(
   node: FilterNode,
@@ -426,10 +427,10 @@ export function compileBoundedSqlFilter(
   };
   collect(node);
   leaves.sort((a, b) => b.cost - a.cost);
-  // A case-insensitive leaf gives way to the longest piece of its value that needs no `replace` (an ASCII word of
-  // a long value of many scripts), smaller in every dimension; any other leaf to TRUE.
+  // A case-insensitive leaf that needs `replace`s gives way to the longest piece of its value that needs none (an
+  // ASCII word of a long value of many scripts), smaller in every dimension; any other leaf to TRUE.
   const widen = (leaf: FilterLeaf): FilterNode =>
-    leaf.kind === 'text' && foldsCase(leaf) ? foldPrefilter(leaf, 0) : TRUE;
+    leaf.kind === 'text' && foldsCase(leaf) && sqlFoldPairs(leaf.value).size > 0 ? foldPrefilter(leaf, 0) : TRUE;
 
   const dropped = new Set<FilterLeaf>();
   // Halving steps: a handful of compiles even for 256 leaves.

@@ -112,7 +112,7 @@ export class LogQueryService {
 
     return this.within(caller, targets, context, async (signal, organizationId) => {
       const { results, missed } = await this.eachUnit(units, signal, organizationId, log, (unit, unitSignal) =>
-        this.runUnit(unit, window, limit, unitSignal),
+        this.runUnit(unit, window, limit, unitSignal, log),
       );
       const ok = results.filter((r) => r !== undefined);
       const page = cutPage(ok, limit, window.startMs);
@@ -258,6 +258,7 @@ export class LogQueryService {
     window: TimeWindow,
     limit: number,
     signal: AbortSignal,
+    log: Logger | undefined,
   ): Promise<UnitResult<LogRow & { eventId: string }> & { missed: string[] }> {
     const missed = new Set<string>();
     let exact = unit.exact;
@@ -286,12 +287,13 @@ export class LogQueryService {
         if (tie.exhausted) coveredAfter = oldest - 1;
       }
     }
-    // What the backend could not apply runs in the filter pool, off the event loop, within the source's CPU budget
-    // (past it: FilterBudgetError, the source is missed). Rows the backend filtered exactly are kept as they are.
+    // What the backend could not apply runs in the filter pool, off the event loop, each log group (source) of the
+    // unit within its own CPU budget: past it, that group is missed and its rows dropped. Rows the backend filtered
+    // exactly are kept as they are.
     const passed =
       exact || rows.length === 0 || unit.effective.kind === 'all'
         ? rows
-        : await this.options.filters.start({ kind: 'tree', filter: unit.effective }).select(rows, signal);
+        : await this.filterByGroup(unit.effective, rows, missed, signal, log);
     const kept = passed.map((row): LogRow & { eventId: string } => {
       const target = attribute(unit.targets, row);
       return {
@@ -305,6 +307,40 @@ export class LogQueryService {
       };
     });
     return { rows: kept, coveredAfter, missed: [...missed] };
+  }
+
+  /** The rows that pass `filter`, each log group's in its own filter run; a group past its budget lands in `missed`. */
+  private async filterByGroup(
+    filter: FilterNode,
+    rows: BackendRow[],
+    missed: Set<string>,
+    signal: AbortSignal,
+    log: Logger | undefined,
+  ): Promise<BackendRow[]> {
+    const byGroup = new Map<string, BackendRow[]>();
+    for (const row of rows) {
+      const list = byGroup.get(row.logGroup);
+      if (list === undefined) byGroup.set(row.logGroup, [row]);
+      else list.push(row);
+    }
+    const kept = new Set<BackendRow>();
+    for (const [group, list] of byGroup) {
+      try {
+        for (const row of await this.options.filters.start({ kind: 'tree', filter }).select(list, signal))
+          kept.add(row);
+      } catch (error) {
+        if (!(error instanceof FilterBudgetError)) throw error;
+        missed.add(group);
+        log?.warn(
+          { logGroup: group, budgetMs: error.budgetMs, beforeRunning: error.predicted },
+          error.predicted
+            ? 'log source missed: its filter would exceed its CPU budget on one of its messages'
+            : 'log source missed: its filter ran past its CPU budget',
+        );
+      }
+    }
+    // Newest first, as the backend returned them.
+    return rows.filter((row) => kept.has(row));
   }
 
   /** Shutdown: every query still running stops, reporting its unfinished sources as missed. */

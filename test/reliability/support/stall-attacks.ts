@@ -470,7 +470,8 @@ export function tailsAttack(url: string, world: StallWorld, trickleEveryMs: numb
       foreign[prefix]!.length > 0 ? `events of other streams: ${foreign[prefix]![0]}` : '',
       due.length === 0 ? 'no trickle event was due (the tail opened too late to judge)' : '',
     ].filter((p) => p !== '');
-    if (problems.length > 0) return { ...base, verdict: 'dishonest', problem: `tail ${prefix}: ${problems.join('; ')}` };
+    if (problems.length > 0)
+      return { ...base, verdict: 'dishonest', problem: `tail ${prefix}: ${problems.join('; ')}` };
     return { ...base, verdict: 'events' };
   };
 

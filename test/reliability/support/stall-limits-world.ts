@@ -67,7 +67,11 @@ export function limitsWorld(eventsPerOrg: number, now: number): LimitsWorld {
       provider: 'local',
       region: REGION,
     })),
-    projects: [acme, globex].map((o) => ({ id: `prj-${o.organizationId}`, organizationId: o.organizationId, name: 'P' })),
+    projects: [acme, globex].map((o) => ({
+      id: `prj-${o.organizationId}`,
+      organizationId: o.organizationId,
+      name: 'P',
+    })),
     environments: [acme, globex].map((o) => ({ id: o.environmentId, projectId: `prj-${o.organizationId}`, name: 'e' })),
     moduleInstances: [acme, globex].map((o) => ({
       id: o.moduleInstanceId,
