@@ -160,9 +160,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => (json.$id as string | undefined) ?? `def-${i}` },
   });
-  installMetrics(app, services.streams, services.heavy, throttled, connections, {
-    metricsToken: config.METRICS_TOKEN,
-  });
+  installMetrics(
+    app,
+    services.streams,
+    services.heavy,
+    throttled,
+    connections,
+    { metricsToken: config.METRICS_TOKEN },
+    services.filters,
+  );
 
   await app.register(healthRoutes, {
     health: services.health,

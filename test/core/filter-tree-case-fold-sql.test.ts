@@ -338,7 +338,7 @@ describe('bounds of the folding', () => {
     expect(compiled.sql.match(/replace\(/g)?.length ?? 0).toBeLessThanOrEqual(MAX_STATEMENT_FOLD_CHARS);
     // A relaxed leaf gives way to the piece of its value that needs no replace, not to TRUE.
     expect(compiled.parameters.filter((p) => typeof p === 'string' && /^ tag-\d$/.test(p))).toHaveLength(relaxed);
-    // Sound: a superset of the rows (relaxed leaves are TRUE under an even number of nots).
+    // Sound: a superset of the rows (a relaxed leaf under no `not` gives way to a weaker one).
     for (const { db } of targets) expect(await sqlIds(db, where)).toEqual(expect.arrayContaining(exactIds(tree)));
   });
 

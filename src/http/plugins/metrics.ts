@@ -4,6 +4,7 @@ import type { HeavyWork } from '../../services/heavy-work.js';
 import type { ThrottleStats } from './rate-limit.js';
 import type { ConnectionLimits } from './connections.js';
 import type { LogStreamService } from '../../services/log-stream/service.js';
+import type { FilterPool, FilterPoolStats } from '../../services/filter-pool/pool.js';
 import { errorResponses } from '../../core/schemas/common.js';
 import { metricsAccess, publicView, renderMetrics } from './metrics-view.js';
 
@@ -19,9 +20,11 @@ export function installMetrics(
   throttled?: ThrottleStats,
   connections?: ConnectionLimits,
   access: { metricsToken: string } = { metricsToken: '' },
+  filters?: FilterPool,
 ): void {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  if (filters !== undefined) installFilterMetrics(registry, filters);
   if (connections !== undefined) installConnectionMetrics(registry, connections);
   if (throttled !== undefined) {
     new Counter({
@@ -223,6 +226,41 @@ function installConnectionMetrics(registry: Registry, connections: ConnectionLim
     collect() {
       this.reset();
       this.inc(connections.idleClosed);
+    },
+  });
+}
+
+/** The filter pool: batches evaluated, their worker time, and runs stopped or refused at their CPU budget. */
+function installFilterMetrics(registry: Registry, filters: FilterPool): void {
+  const counter = (name: string, help: string, read: (s: Readonly<FilterPoolStats>) => number) =>
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(read(filters.stats));
+      },
+    });
+  counter('berth_filter_batches_total', 'Batches of rows evaluated in the filter pool', (s) => s.batches);
+  counter('berth_filter_messages_total', 'Messages evaluated in the filter pool', (s) => s.messages);
+  counter('berth_filter_cpu_seconds_total', 'Worker-thread time spent on batches that finished', (s) => s.cpuSeconds);
+  counter(
+    'berth_filter_batches_stopped_total',
+    'Batches stopped at their source’s CPU budget (LOG_FILTER_CPU_MS): the worker thread was terminated and replaced',
+    (s) => s.stopped,
+  );
+  counter(
+    'berth_filter_batches_refused_total',
+    'Batches not run: one message’s worst case (program size × length) exceeded what was left of the budget',
+    (s) => s.refused,
+  );
+  new Gauge({
+    name: 'berth_filter_batches_waiting',
+    help: 'Batches waiting for a filter thread now',
+    registers: [registry],
+    collect() {
+      this.set(filters.waiting);
     },
   });
 }

@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { FairQueue } from '../../core/fair-queue.js';
 import { filterPatternRegexCosts, filterTreeRegexCosts, REGEX_STEPS_PER_MS } from '../../core/filter-cost.js';
+import { isLeaf, type FilterNode } from '../../core/filter-tree/index.js';
 import type { Level } from '../../core/log-level.js';
 import { fairnessKey } from '../../core/tenant-context.js';
 import type { FilterReply, FilterSpec, FilterTask } from './protocol.js';
@@ -199,6 +200,8 @@ export class FilterRun {
   readonly #key: string;
   /** The spec's regexes' program sizes summed: their worst-case cost per message character. */
   readonly #stepsPerChar: number;
+  /** The kinds of leaves a filter tree has (a pattern looks at messages only). */
+  readonly #uses: ReadonlySet<string>;
   readonly #budgetMs: number;
   #remainingMs: number;
   readonly #batchRows: number;
@@ -212,6 +215,7 @@ export class FilterRun {
     this.#key = JSON.stringify(spec);
     const regexes = spec.kind === 'tree' ? filterTreeRegexCosts(spec.filter) : filterPatternRegexCosts(spec.pattern);
     this.#stepsPerChar = regexes.reduce((sum, r) => sum + r.programSize, 0);
+    this.#uses = spec.kind === 'tree' ? leafKinds(spec.filter) : new Set();
     this.#budgetMs = options.cpuBudgetMs;
     this.#remainingMs = options.cpuBudgetMs;
     this.#batchRows = Math.max(1, options.batchRows ?? DEFAULT_BATCH_ROWS);
@@ -226,7 +230,6 @@ export class FilterRun {
   /** 1 for each input that passes, 0 elsewhere. Rejects with {@link FilterBudgetError} past the budget. */
   async keep(inputs: readonly FilterInput[], signal?: AbortSignal): Promise<Uint8Array> {
     const keep = new Uint8Array(inputs.length);
-    const tree = this.spec.kind === 'tree';
     for (let start = 0; start < inputs.length; ) {
       let end = start;
       let chars = 0;
@@ -244,10 +247,9 @@ export class FilterRun {
       }
       const slice = inputs.slice(start, end);
       const task: FilterTask = { key: this.#key, spec: this.spec, messages: slice.map((r) => r.message) };
-      if (tree) {
-        task.levels = slice.map((r) => r.level ?? 'UNKNOWN');
-        task.streams = slice.map((r) => r.logStream ?? '');
-      }
+      // Only what the filter looks at is copied to the thread.
+      if (this.#uses.has('level')) task.levels = slice.map((r) => r.level ?? 'UNKNOWN');
+      if (this.#uses.has('stream')) task.streams = slice.map((r) => r.logStream ?? '');
       if (this.#remainingMs <= 0) throw new FilterBudgetError(this.#budgetMs);
       const reply = await this.pool.runBatch(task, this.#remainingMs, this.#budgetMs, signal);
       this.#remainingMs -= reply.elapsedMs;
@@ -262,6 +264,13 @@ export class FilterRun {
     const keep = await this.keep(inputs, signal);
     return inputs.filter((_, i) => keep[i] === 1);
   }
+}
+
+function leafKinds(node: FilterNode, into = new Set<string>()): Set<string> {
+  if (isLeaf(node)) into.add(node.kind);
+  else if (node.kind === 'not') leafKinds(node.node, into);
+  else if (node.kind === 'and' || node.kind === 'or') for (const child of node.nodes) leafKinds(child, into);
+  return into;
 }
 
 /** worker.js beside this file in dist/; from the TypeScript source, a loader for worker.ts (worker-from-source.cjs). */
