@@ -200,8 +200,10 @@ function judgeQuery(world: StallWorld, r: Exchange): Outcome {
   const verdict = queryVerdict(r.body, 'none');
   if (verdict.kind === 'problem') return { status: 200, ms: r.ms, verdict: 'dishonest', problem: verdict.why };
   if (verdict.kind === 'partial') {
+    // docs/decisions.md: a unit that failed or was stopped adds its log groups (A's one source here).
     const missed = (JSON.parse(r.body) as { missedSources: string[] }).missedSources;
-    if (!missed.includes(world.a.moduleInstanceId))
+    const names = [world.a.logGroup, world.a.moduleInstanceId, `${world.a.moduleInstanceId}::app`];
+    if (!missed.some((m) => names.includes(m)))
       return { status: 200, ms: r.ms, verdict: 'dishonest', problem: `partial, missedSources ${missed.join(',')}` };
   }
   return { status: 200, ms: r.ms, verdict: verdict.kind };
