@@ -28,14 +28,22 @@ function invalid(): never {
 }
 
 /**
- * Reads a cursor back, or throws 400 `domains:cursor:invalid` when it was altered, made up, holds anything but
- * `[1, instance, domainName, id]` as storable text, or was issued for another module instance (so a cursor never
- * opens another tenant's list). Pure: a caller checks it before any statement runs.
+ * Reads a cursor back, or throws 400 `domains:cursor:invalid` when it was altered, made up, or holds anything but
+ * `[1, instance, domainName, id]` as storable text. Pure: a caller checks it before any statement runs, and checks
+ * `cursorFits` once it knows the caller may read the instance.
  */
-export function decodeCursor(text: string, key: string, moduleInstanceId: string): DomainCursor {
+export function decodeCursor(text: string, key: string): DomainCursor {
   const parsed = openCursor(SEAL, key, text);
   if (parsed === undefined) invalid();
   const [, instance, domainName, id] = parsed;
-  if (instance !== moduleInstanceId) invalid();
   return { moduleInstanceId: instance, domainName, id };
+}
+
+/**
+ * Throws 400 `domains:cursor:invalid` when the cursor was issued for another module instance (so a cursor never
+ * opens another tenant's list). Checked after the instance's owner: another organization's instance and a missing
+ * one answer alike (404) whatever cursor comes with them.
+ */
+export function checkCursorInstance(cursor: DomainCursor, moduleInstanceId: string): void {
+  if (cursor.moduleInstanceId !== moduleInstanceId) invalid();
 }

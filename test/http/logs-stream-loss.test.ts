@@ -181,8 +181,9 @@ describe('tails of one account with different stream prefixes, written concurren
       [0, 1, 2].map(async (w) => {
         for (let i = 0; i < 12; i++) {
           const stream = `k${Math.floor(rnd() * 10)}/w${w}`;
-          const messages = Array.from({ length: 1 + Math.floor(rnd() * 30) }, (_, j) =>
-            `${stream} ${i}.${j} ${rnd() < 0.3 ? 'odd' : 'even'}`,
+          const messages = Array.from(
+            { length: 1 + Math.floor(rnd() * 30) },
+            (_, j) => `${stream} ${i}.${j} ${rnd() < 0.3 ? 'odd' : 'even'}`,
           );
           const res = await t.request('POST', '/cloud/logs/local/events', {
             token: TOKENS.admin,
@@ -605,7 +606,13 @@ class Together {
     const r = await sql<{ message: string }>`select message from log_events where log_group = ${this.group}`.execute(
       t.store.db,
     );
-    const sub: TogetherSub = { key, cursor, delivered: [], paused: false, before: new Set(r.rows.map((x) => x.message)) };
+    const sub: TogetherSub = {
+      key,
+      cursor,
+      delivered: [],
+      paused: false,
+      before: new Set(r.rows.map((x) => x.message)),
+    };
     this.subs.push(sub);
     return sub;
   }
@@ -697,8 +704,22 @@ describe('LocalStreamSource tail cursor, several keys read together', () => {
           await insertLocalEvents(
             trx,
             rows.slice(i, i + 4).flatMap((r) => [
-              { cloudAccountId: 'acc-a', region: REGION, logGroup: group, logStream: r.stream, timestamp: 1_000 + n, message: r.message },
-              { cloudAccountId: 'acc-a', region: REGION, logGroup: `${group}/other`, logStream: r.stream, timestamp: 1_000 + n, message: `other ${r.message}` },
+              {
+                cloudAccountId: 'acc-a',
+                region: REGION,
+                logGroup: group,
+                logStream: r.stream,
+                timestamp: 1_000 + n,
+                message: r.message,
+              },
+              {
+                cloudAccountId: 'acc-a',
+                region: REGION,
+                logGroup: `${group}/other`,
+                logStream: r.stream,
+                timestamp: 1_000 + n,
+                message: `other ${r.message}`,
+              },
             ]),
           );
         }

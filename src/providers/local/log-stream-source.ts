@@ -11,14 +11,7 @@ import {
   type TailLaneRow,
 } from '../../store/repositories/log-stream-events.js';
 import { SHORT_COLUMNS_FIRST_SLICE, SliceSizer, shareBudget, type SliceSizing } from '../../store/slices.js';
-import type {
-  HistoryCursor,
-  KeyBatch,
-  KeyRead,
-  StreamEvent,
-  StreamQuery,
-  StreamSource,
-} from '../log-stream-source.js';
+import type { HistoryCursor, KeyBatch, KeyRead, StreamEvent, StreamQuery, StreamSource } from '../log-stream-source.js';
 
 /**
  * Tail position in the local event table (docs/decisions.md, "Log stream"). Every row has a key
@@ -318,7 +311,10 @@ export class LocalStreamSource implements StreamSource<LocalCursor> {
       keyLane.push(n);
     }
     const sizer = this.tailSizer(accountId);
-    const budgets = shareBudget(sizer.budget, lanes.map(() => 1));
+    const budgets = shareBudget(
+      sizer.budget,
+      lanes.map(() => 1),
+    );
     for (const [n, lane] of lanes.entries()) lane.budget = budgets[n]!;
     // The snapshot and the rows share one REPEATABLE READ transaction (see LocalCursor, `read`).
     const read = await readTailLanes(this.db, accountId, lanes);

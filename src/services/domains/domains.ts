@@ -1,5 +1,5 @@
 import { canRead, type Caller } from '../../core/caller.js';
-import { decodeCursor, encodeCursor } from '../../core/cursor.js';
+import { checkCursorInstance, decodeCursor, encodeCursor } from '../../core/cursor.js';
 import { parentCandidates } from '../../core/domain-name.js';
 import type { RecordChecker } from './record-checker.js';
 import { expectedRecords, type DomainRecord } from '../../core/dns-records.js';
@@ -38,14 +38,15 @@ export class DomainService {
   /** A module instance's domains, a page at a time, in (domainName, id) order. */
   async list(caller: Caller, query: ListDomainsQuery): Promise<DomainPage> {
     const cursorKey = await this.cursorSecret.get();
-    // A forged or foreign cursor is refused before any statement runs: its seal, its whole shape and its instance
-    // are checked without the database.
-    const after =
-      query.cursor === undefined ? undefined : decodeCursor(query.cursor, cursorKey, query.moduleInstanceId);
+    // A forged cursor is refused before any statement runs: its seal and its whole shape are checked without the
+    // database. Whether it belongs to this instance is asked once the instance is known to be the caller's, so another
+    // organization's instance and a missing one answer alike.
+    const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, cursorKey);
     const organizationId = await this.tenancy.moduleInstance(query.moduleInstanceId);
-    // Another organization's instance answers like a missing one (DESIGN §4).
+    // Another organization's instance answers like a missing one (docs/decisions.md).
     if (organizationId === undefined || !canRead(caller, organizationId))
       throw appError('domains:module-instance:not-found');
+    if (after !== undefined) checkCursorInstance(after, query.moduleInstanceId);
     const instance: ListedInstance = { id: query.moduleInstanceId, organizationId };
 
     // One more row than the page, to know whether another page follows.

@@ -36,6 +36,7 @@ interface Poller {
  */
 interface ReadGroup {
   id: string;
+  accountId: string;
   // biome-ignore lint/suspicious/noExplicitAny: the keys of one group share their source's cursor type
   source: StreamSource<any>;
   organizationId: string;
@@ -164,6 +165,7 @@ export class TailHub {
     if (group === undefined) {
       group = {
         id,
+        accountId: poller.query.account.id,
         source: poller.source,
         organizationId: poller.query.account.organizationId,
         pollers: new Set(),
@@ -272,7 +274,7 @@ export class TailHub {
   /** Events were written to local account `accountId` (its tails read now). */
   wakeAccount(accountId: string): void {
     for (const group of this.groups.values()) {
-      if (group.id.endsWith(`\u0000${accountId}`)) this.groupSoon(group);
+      if (group.accountId === accountId) this.groupSoon(group);
     }
     for (const [key, poller] of this.pollers) {
       if (poller.shared === undefined && poller.group === undefined && poller.query.account.id === accountId)

@@ -228,9 +228,6 @@ export interface TailLanesResult {
 /** A lane's budget as its statement takes it: a whole number of rows, one at least (else it could not move). */
 const laneLimit = (budget: number) => Math.max(1, Math.floor(budget));
 
-const LANE_RECORD = sql`g(lane_no int, lane_x text, lane_s bigint, lane_lim int, lane_ts text[], lane_as bigint[])`;
-const SCOPE_RECORD = sql`k(scope_lane int, scope_region text, scope_groups text[], scope_all boolean,
-  scope_prefix text, scope_names text[])`;
 const SCANNED = sql`seq, xid, cloud_account_id, region, log_group, log_stream`;
 
 interface LaneStatementRow {
@@ -250,6 +247,46 @@ interface LaneStatementRow {
   ms: number | null;
 }
 
+/** Whether row `u` lies in one of the scopes (of the read's account). */
+function inScopes(accountId: string, scopes: TailLane['scopes']): RawBuilder<boolean> {
+  const one = (scope: TailLane['scopes'][number]) => {
+    const streams = scope.streams;
+    const stream =
+      streams.kind === 'all'
+        ? sql`true`
+        : streams.kind === 'prefix'
+          ? sql`starts_with(u.log_stream, ${streams.prefix})`
+          : streams.names.length === 0
+            ? sql`false`
+            : sql`u.log_stream = any(${streams.names}::text[])`;
+    return sql`(u.region = ${scope.region} and u.log_group = any(${[...new Set(scope.logGroups)]}::text[])
+      and ${stream})`;
+  };
+  if (scopes.length === 0) return sql<boolean>`false`;
+  return sql<boolean>`(u.cloud_account_id = ${accountId} and (${sql.join(scopes.map(one), sql` or `)}))`;
+}
+
+/** One lane's part of the statement: its scan, numbered in key order, each row marked kept or not. */
+function laneScan(accountId: string, lane: TailLane, no: number): RawBuilder<unknown> {
+  const lim = laneLimit(lane.budget);
+  const [x, s] = lane.low;
+  const e = entryArrays(lane.extra);
+  const above = sql`select ${SCANNED} from log_events
+    where (xid, seq) > (${x}::text::xid8, ${s}::bigint) order by xid, seq limit ${lim}`;
+  // The entries' rows at or below `low` come first in key order: merged with the rows above, `lim` at most.
+  const walk = e.empty
+    ? above
+    : sql`(${above}) union all
+      (select p.* from unnest(${e.ts}, ${e.as}) as q(t, a) cross join lateral (
+        select ${SCANNED} from log_events
+          where xid = q.t and seq > q.a and (xid, seq) <= (${x}::text::xid8, ${s}::bigint)
+          order by xid, seq limit ${lim}) as p)
+      order by xid, seq limit ${lim}`;
+  return sql`select ${no}::int as lane_no, ${lim}::int as lane_lim, u.seq, u.xid, u.n,
+      ${inScopes(accountId, lane.scopes)} as kept
+    from (select v.*, row_number() over (order by v.xid, v.seq) as n from (${walk}) as v) as u`;
+}
+
 /**
  * The rows statement of `readTailLanes`. Each lane walks the `(xid, seq)` index from its `low` (and each entry's
  * transaction below it), merged in key order, at most `budget` rows whatever their account: so a statement holds
@@ -257,62 +294,16 @@ interface LaneStatementRow {
  * behind (a tail resumed from an old id) takes its own budget, not the other lanes' turn. Only keys and the
  * columns that place a row are carried through the walk; the other columns are read for the rows kept, by
  * primary key, so rows of other accounts or scopes cost no message copies. The last row is a marker (`lane_no`
- * -1) with the rows scanned in `n` and the statement's time in `ms`.
+ * -1) with the rows scanned in `n` and the statement's time in `ms`. Lanes and scopes are written out in the
+ * statement (not passed as a recordset): in the usual case, one lane and no entries, it plans and runs like a
+ * single scan.
  */
 export function tailLanesQuery(accountId: string, lanes: readonly TailLane[]): RawBuilder<LaneStatementRow> {
-  const laneJson: object[] = [];
-  const scopeJson: object[] = [];
-  for (const [i, lane] of lanes.entries()) {
-    const ts: string[] = [];
-    const as: number[] = [];
-    for (const [t, a] of lane.extra) {
-      ts.push(t);
-      as.push(a);
-    }
-    laneJson.push({
-      lane_no: i,
-      lane_x: lane.low[0],
-      lane_s: lane.low[1],
-      lane_lim: laneLimit(lane.budget),
-      lane_ts: ts,
-      lane_as: as,
-    });
-    for (const scope of lane.scopes) {
-      scopeJson.push({
-        scope_lane: i,
-        scope_region: scope.region,
-        scope_groups: [...new Set(scope.logGroups)],
-        scope_all: scope.streams.kind === 'all',
-        scope_prefix: scope.streams.kind === 'prefix' ? scope.streams.prefix : null,
-        scope_names: scope.streams.kind === 'names' ? scope.streams.names : [],
-      });
-    }
-  }
-  return sql<LaneStatementRow>`with lanes as materialized (
-      select * from jsonb_to_recordset(${JSON.stringify(laneJson)}::jsonb) as ${LANE_RECORD}
-    ),
-    scopes as materialized (
-      select * from jsonb_to_recordset(${JSON.stringify(scopeJson)}::jsonb) as ${SCOPE_RECORD}
-    ),
-    scanned as materialized (
-      select g.lane_no, g.lane_lim, u.seq, u.xid, u.n,
-        (u.cloud_account_id = ${accountId} and exists (select 1 from scopes k
-          where k.scope_lane = g.lane_no and k.scope_region = u.region and u.log_group = any(k.scope_groups)
-            and (k.scope_all or (k.scope_prefix is not null and starts_with(u.log_stream, k.scope_prefix))
-              or u.log_stream = any(k.scope_names)))) as kept
-      from lanes g cross join lateral (
-        select v.*, row_number() over (order by v.xid, v.seq) as n from (
-          (select ${SCANNED} from log_events
-            where (xid, seq) > (g.lane_x::xid8, g.lane_s) order by xid, seq limit g.lane_lim)
-          union all
-          (select e.* from unnest(g.lane_ts::xid8[], g.lane_as) as p(t, a) cross join lateral (
-            select ${SCANNED} from log_events
-              where xid = p.t and seq > p.a and (xid, seq) <= (g.lane_x::xid8, g.lane_s)
-              order by xid, seq limit g.lane_lim) as e)
-          order by xid, seq limit g.lane_lim
-        ) as v
-      ) as u
-    )
+  const scans = sql.join(
+    lanes.map((lane, no) => sql`(${laneScan(accountId, lane, no)})`),
+    sql` union all `,
+  );
+  return sql<LaneStatementRow>`with scanned as materialized (${scans})
     (select s.lane_no, s.n, s.kept, s.xid::text as xid, s.seq, e.region, e.log_group, e.log_stream, e.message,
         e.timestamp, e.ingestion_time, e.event_id, e.level, null::float8 as ms
       from scanned s
@@ -331,11 +322,7 @@ export function tailLanesQuery(accountId: string, lanes: readonly TailLane[]): R
  * (`tailLanesQuery`): for each, the rows of its scopes visible in the snapshot that are pending for it, in
  * `(xid, seq)` order, its scan bounded by its budget.
  */
-export async function readTailLanes(
-  db: Db,
-  accountId: string,
-  lanes: readonly TailLane[],
-): Promise<TailLanesResult> {
+export async function readTailLanes(db: Db, accountId: string, lanes: readonly TailLane[]): Promise<TailLanesResult> {
   return db
     .transaction()
     .setIsolationLevel('repeatable read')
