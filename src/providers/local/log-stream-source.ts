@@ -288,7 +288,7 @@ export class LocalStreamSource implements StreamSource<LocalCursor> {
     const accountId = keys[0]!.query.account.id;
     if (keys.some((k) => k.query.account.id !== accountId)) throw new Error('readTogether: keys of several accounts');
     const pending = keys.map((k) => pendingUnion(k.cursors));
-    const lanes: (TailLane & { keys: number[] })[] = [];
+    const lanes: TailLane[] = [];
     const laneOf = new Map<string, number>();
     const keyLane: (number | undefined)[] = [];
     for (const [i, p] of pending.entries()) {
@@ -301,13 +301,12 @@ export class LocalStreamSource implements StreamSource<LocalCursor> {
       if (n === undefined) {
         n = lanes.length;
         laneOf.set(id, n);
-        lanes.push({ low: p.low, extra: new Map(), budget: 1, scopes: [], keys: [] });
+        lanes.push({ low: p.low, extra: new Map(), budget: 1, scopes: [] });
       }
       const lane = lanes[n]!;
       const extra = lane.extra as Map<string, number>;
       for (const [t, a] of p.extra) extra.set(t, Math.min(extra.get(t) ?? a, a));
       (lane.scopes as StreamScope[]).push(scopeOf(keys[i]!.query));
-      lane.keys.push(i);
       keyLane.push(n);
     }
     const sizer = this.tailSizer(accountId);

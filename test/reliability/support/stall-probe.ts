@@ -67,7 +67,8 @@ function quietProblem(by: Bystander, i: number, r: Exchange): string | undefined
 
 /** One scrape's event-loop figures (seconds in the exposition, ms here). */
 export interface LagScrape {
-  /** From the start of the phase. */
+  /** The window this scrape's figures cover: from the scrape before it to this one (ms from the meter's start). */
+  fromMs: number;
   atMs: number;
   p99Ms: number;
   maxMs: number;
@@ -92,6 +93,8 @@ export function readLag(body: string): { p99Ms: number; maxMs: number } | undefi
 export const SCRAPE_TIMEOUT_MS = 120_000;
 
 export interface LagMeter {
+  /** `performance.now()` when the resetting scrape had answered: the origin of `fromMs` and `atMs`. */
+  startedAt: number;
   /** Stops scraping; the scrapes taken after the resetting one, and the slowest scrape's round trip. */
   stop(): Promise<{ scrapes: LagScrape[]; problems: string[]; slowestMs: number }>;
 }
@@ -121,13 +124,17 @@ export async function startLagMeter(url: string): Promise<LagMeter> {
   const started = performance.now();
   let done = false;
   const loop = (async () => {
+    let from = 0;
     while (!done) {
       await sleep(SCRAPE_EVERY_MS);
       const lag = await scrape();
-      if (lag !== undefined) scrapes.push({ atMs: performance.now() - started, ...lag });
+      const at = performance.now() - started;
+      if (lag !== undefined) scrapes.push({ fromMs: from, atMs: at, ...lag });
+      from = at;
     }
   })();
   return {
+    startedAt: started,
     async stop() {
       done = true;
       await loop;
