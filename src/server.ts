@@ -43,6 +43,10 @@ export async function startServer(config: Config, options: ServeOptions = {}): P
     services = createServices(opened.store, config);
     // The cursor secret, generated into the database by the first replica to start when CURSOR_SECRET is unset.
     await services.cursorSecret.get();
+    // The filter pool's threads start now, beside the rest of the start, rather than with the first request that
+    // filters in process.
+    const warming = services.filters;
+    warming.warm().catch((error: unknown) => app?.log.warn({ err: error }, 'filter threads did not start'));
     app = await buildApp({
       config,
       services,

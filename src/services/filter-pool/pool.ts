@@ -146,6 +146,11 @@ export class FilterPool {
     });
   }
 
+  /** Starts the threads (a server does at start; otherwise the first batch does). */
+  async warm(): Promise<void> {
+    await this.#threads();
+  }
+
   /** Stops the threads; batches still running are abandoned. Safe to call twice. */
   async close(): Promise<void> {
     this.#closed = true;
