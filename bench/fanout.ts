@@ -45,6 +45,8 @@ async function run(kind: DatabaseKind, subscribers: number): Promise<Run> {
     const berth = await startBerth(db, {
       STREAM_POLL_INTERVAL_MS: String(INTERVAL_MS),
       STREAM_MAX_PER_PRINCIPAL: String(Math.max(10, subscribers)),
+      // One organization's subscribers: its share of streams (STREAM_MAX_PER_ORG, 100 by default) must hold them all.
+      STREAM_MAX_PER_ORG: String(Math.max(100, subscribers)),
       // Every subscriber connects from 127.0.0.1: no per-address connection cap.
       MAX_CONNECTIONS_PER_ADDRESS: '0',
     });

@@ -89,8 +89,9 @@ describe.skipIf(!FULL)('issue 20: no tenant can stall another (CPU)', () => {
     expect(alone.problems, 'B alone, before the attack').toEqual([]);
     const quietP99 = Math.max(...quietLag.scrapes.map((s) => s.p99Ms));
 
-    const meter = await startLagMeter(berth.url);
     const attack = make();
+    extra.push(await attack.warmUp());
+    const meter = await startLagMeter(berth.url);
     const attackStarted = performance.now();
     attack.start();
     let loaded: Awaited<ReturnType<typeof runQuiet>>;
@@ -118,20 +119,21 @@ describe.skipIf(!FULL)('issue 20: no tenant can stall another (CPU)', () => {
     ];
     const b = rows[1]!;
     const h = rows[2]!;
-    // The event loop at the attack's height: every scrape whose window reaches into B's measurement (a delay that
-    // began before B and held it counts). The ramp-up's, which also holds the first use of each code path in a fresh
-    // process, is reported apart.
+    // The event loop over the whole attack, from its first request (after the warm-up, so a fresh process's first use
+    // of each code path is not counted), reported in two parts: the ramp-up (the attack's first requests, all at once)
+    // and its height (every scrape whose window reaches into B's run).
     const height = lag.scrapes.filter((s) => s.atMs > heightFromMs);
     const rampUp = lag.scrapes.filter((s) => s.atMs <= heightFromMs);
     const maxOf = (xs: number[]) => (xs.length > 0 ? Math.max(...xs) : Number.NaN);
-    const loopP99 = maxOf(height.map((s) => s.p99Ms));
-    const loopMax = maxOf(height.map((s) => s.maxMs));
+    const loopP99 = maxOf(lag.scrapes.map((s) => s.p99Ms));
+    const heightP99 = maxOf(height.map((s) => s.p99Ms));
+    const loopMax = maxOf(lag.scrapes.map((s) => s.maxMs));
     const rampP99 = maxOf(rampUp.map((s) => s.p99Ms));
-    const overList = height.filter((s) => s.p99Ms >= LOOP_P99_LIMIT_MS);
+    const overList = lag.scrapes.filter((s) => s.p99Ms >= LOOP_P99_LIMIT_MS);
     const over = overList.length;
     const overAt = overList
       .slice(0, 8)
-      .map((s) => `${s.p99Ms.toFixed(0)} ms at ${((s.atMs - heightFromMs) / 1000).toFixed(1)} s`)
+      .map((s) => `${s.p99Ms.toFixed(0)} ms at ${(s.atMs / 1000).toFixed(1)} s`)
       .join(', ');
     const statuses = Object.entries(report.statuses)
       .map(([s, n]) => `${s} ×${n}`)
@@ -146,8 +148,7 @@ describe.skipIf(!FULL)('issue 20: no tenant can stall another (CPU)', () => {
       `- seeding A: ${seeded.events.toLocaleString('en')} events by ingest in ${seeded.seconds.toFixed(1)} s`,
       ...extra.map((t) => `- ${t}`),
       `- event loop before the attack (B alone, ${quietLag.scrapes.length} scrapes): max p99 ${quietP99.toFixed(0)} ms`,
-      `- event loop during the attack's first ${(heightFromMs / 1000).toFixed(1)} s (ramp-up, ${rampUp.length} scrapes): max p99 ${rampP99.toFixed(0)} ms`,
-      `- event loop at the attack's height (from /metrics, ${height.length} scrapes every ${SCRAPE_EVERY_MS} ms while B ran): max p99 ${loopP99.toFixed(0)} ms, max ${loopMax.toFixed(0)} ms; ${over} scrapes with p99 ≥ ${LOOP_P99_LIMIT_MS} ms${over > 0 ? ` (${overAt}${over > 8 ? ', …' : ''} into B's run)` : ''}; slowest scrape answered in ${lag.slowestMs.toFixed(0)} ms`,
+      `- event loop during the attack (from /metrics, ${lag.scrapes.length} scrapes every ${SCRAPE_EVERY_MS} ms): max p99 ${loopP99.toFixed(0)} ms (first ${(heightFromMs / 1000).toFixed(1)} s, ${rampUp.length} scrapes: ${rampP99.toFixed(0)} ms; while B ran, ${height.length} scrapes: ${heightP99.toFixed(0)} ms), max ${loopMax.toFixed(0)} ms; ${over} scrapes with p99 ≥ ${LOOP_P99_LIMIT_MS} ms${over > 0 ? ` (${overAt}${over > 8 ? ', …' : ''} after the attack's start)` : ''}; slowest scrape answered in ${lag.slowestMs.toFixed(0)} ms`,
       `- A (${report.connections} conn.): ${report.requests} requests; ${statuses}; ${verdicts}; p50 ${report.p50.toFixed(0)} ms, max ${report.max.toFixed(0)} ms; ${report.problems.length + report.moreProblems} problems`,
       ...report.notes.map((t) => `- ${t}`),
       ...report.problems.map((p) => `  - A: ${p}`),
@@ -176,7 +177,7 @@ describe.skipIf(!FULL)('issue 20: no tenant can stall another (CPU)', () => {
     recordSummary({
       area,
       check: `${title}: event-loop delay p99 (/metrics)`,
-      result: `max p99 ${loopP99.toFixed(0)} ms over ${height.length} scrapes while B ran (${over} ≥ ${LOOP_P99_LIMIT_MS} ms); ramp-up ${rampP99.toFixed(0)} ms; before the attack ${quietP99.toFixed(0)} ms`,
+      result: `max p99 ${loopP99.toFixed(0)} ms over ${lag.scrapes.length} scrapes (${over} ≥ ${LOOP_P99_LIMIT_MS} ms; first ${(heightFromMs / 1000).toFixed(0)} s ${rampP99.toFixed(0)} ms, while B ran ${heightP99.toFixed(0)} ms); before the attack ${quietP99.toFixed(0)} ms`,
       ok: loopP99 < LOOP_P99_LIMIT_MS && lag.problems.length === 0,
     });
     recordSummary({

@@ -68,12 +68,33 @@ export interface AttackReport {
 
 export interface Attack {
   name: string;
+  /**
+   * One request of each kind the attack sends, one at a time, not counted: the first use of each code path in a fresh
+   * process (compiling, loading) is not the attack. At most WARM_UP_MS; a description for the report.
+   */
+  warmUp(): Promise<string>;
   start(): void;
   /** Stops sending; resolves once every request in flight has ended (each within its client timeout). */
   stop(): Promise<AttackReport>;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The warm-up gives up waiting after this long (a stalled Berth is then measured stalled by the attack itself). */
+export const WARM_UP_MS = 20_000;
+
+/** Runs `each(i, timeoutMs)` for i = 0 … n-1 one after another within WARM_UP_MS; a note of what it did. */
+async function warmUpEach(n: number, each: (i: number, timeoutMs: number) => Promise<unknown>): Promise<string> {
+  const started = performance.now();
+  let done = 0;
+  for (let i = 0; i < n; i++) {
+    const left = WARM_UP_MS - (performance.now() - started);
+    if (left <= 0) break;
+    await Promise.race([each(i, left), sleep(left)]);
+    done++;
+  }
+  return `warm-up: ${done} of ${n} requests, one at a time, in ${((performance.now() - started) / 1000).toFixed(1)} s (not counted)`;
+}
 
 /** The parts of an answer every request judges alike: no answer, late, 5xx, an error body not the error object. */
 function judgeCommon(r: Pick<Exchange, 'status' | 'ms' | 'body' | 'error' | 'headers'>, deadlineMs: number) {
@@ -124,6 +145,7 @@ function loopAttack(
   name: string,
   connections: number,
   once: () => Promise<Outcome>,
+  warmUp: () => Promise<string>,
   notes: () => string[] = () => [],
   backoffMs = 250,
 ): Attack {
@@ -131,6 +153,7 @@ function loopAttack(
   let running: Promise<Outcome[]> | undefined;
   return {
     name,
+    warmUp,
     start() {
       running = Promise.all(
         Array.from({ length: connections }, async () => {
@@ -176,21 +199,23 @@ function variantNotes(counts: Map<string, Outcome[]>): string[] {
 export function queryAttack(url: string, world: StallWorld, name: string, connections: number, variants: Variant[]) {
   const agent = clientAgent(ADDRESS.noisy, connections);
   const byVariant = new Map<string, Outcome[]>(variants.map((v) => [v.label, []]));
+  const send = (body: string, timeoutMs: number) =>
+    exchange(url, '/cloud/logs/logs-insights', {
+      method: 'POST',
+      token: world.a.viewerToken,
+      body,
+      agent,
+      timeoutMs,
+    });
   let n = 0;
   const once = async (): Promise<Outcome> => {
     const variant = variants[n++ % variants.length]!;
-    const r = await exchange(url, '/cloud/logs/logs-insights', {
-      method: 'POST',
-      token: world.a.viewerToken,
-      body: variant.body,
-      agent,
-      timeoutMs: DEADLINES.query + GRACE_MS,
-    });
-    const o = judgeQuery(world, r);
+    const o = judgeQuery(world, await send(variant.body, DEADLINES.query + GRACE_MS));
     byVariant.get(variant.label)!.push(o);
     return o;
   };
-  return loopAttack(name, connections, once, () => (variants.length > 1 ? variantNotes(byVariant) : []));
+  const warmUp = () => warmUpEach(variants.length, (i, timeoutMs) => send(variants[i]!.body, timeoutMs));
+  return loopAttack(name, connections, once, warmUp, () => (variants.length > 1 ? variantNotes(byVariant) : []));
 }
 
 function judgeQuery(world: StallWorld, r: Exchange): Outcome {
@@ -309,9 +334,7 @@ export const STREAM_PATTERNS = [STREAM_PATTERN, '%a[ab]{100}c%'];
 export function regexStreamAttack(url: string, world: StallWorld, connections: number): Attack {
   const agent = clientAgent(ADDRESS.noisy, connections);
   const byPattern = new Map<string, Outcome[]>(STREAM_PATTERNS.map((p) => [p, []]));
-  let n = 0;
-  const once = async (): Promise<Outcome> => {
-    const pattern = STREAM_PATTERNS[n++ % STREAM_PATTERNS.length]!;
+  const open = async (pattern: string, timeoutMs: number) => {
     const path = `/cloud/logs/stream?${new URLSearchParams({
       accountId: world.a.accountId,
       logGroups: world.a.logGroup,
@@ -320,13 +343,20 @@ export function regexStreamAttack(url: string, world: StallWorld, connections: n
       filterPattern: pattern,
     })}`;
     const stream = openStream(url, path, { token: world.a.viewerToken, agent });
-    const timer = setTimeout(() => stream.close(), DEADLINES.streamEnd + GRACE_MS);
-    const o = judgeFilteredStream(await stream.ended);
+    const timer = setTimeout(() => stream.close(), timeoutMs);
+    const o = await stream.ended;
     clearTimeout(timer);
+    return o;
+  };
+  let n = 0;
+  const once = async (): Promise<Outcome> => {
+    const pattern = STREAM_PATTERNS[n++ % STREAM_PATTERNS.length]!;
+    const o = judgeFilteredStream(await open(pattern, DEADLINES.streamEnd + GRACE_MS));
     byPattern.get(pattern)!.push(o);
     return o;
   };
-  return loopAttack('regex over the 250 KB message (stream)', connections, once, () => variantNotes(byPattern));
+  const warmUp = () => warmUpEach(STREAM_PATTERNS.length, (i, timeoutMs) => open(STREAM_PATTERNS[i]!, timeoutMs));
+  return loopAttack('regex over the 250 KB message (stream)', connections, once, warmUp, () => variantNotes(byPattern));
 }
 
 /** One trickle event of the tails attack: written to `svc-k/live`, acknowledged (202) at `ackedMs`. */
@@ -477,8 +507,44 @@ export function tailsAttack(url: string, world: StallWorld, trickleEveryMs: numb
     return { ...base, verdict: 'events' };
   };
 
+  /** A tail and an ingest outside the ten prefixes (`warmup/`), until the tail has delivered the event. */
+  const warmUp = async () => {
+    const started = performance.now();
+    let delivered = false;
+    const tail = openStream(
+      url,
+      `/cloud/logs/stream?${new URLSearchParams({
+        accountId: world.a.accountId,
+        logGroups: world.a.logGroup,
+        logStreamPrefix: 'warmup/',
+        region: REGION,
+        startTime: String(t0),
+        tail: 'true',
+      })}`,
+      { token: world.a.viewerToken, agent, onEvent: () => (delivered = true) },
+    );
+    await Promise.race([tail.head, sleep(WARM_UP_MS)]);
+    await exchange(url, '/cloud/logs/local/events', {
+      method: 'POST',
+      token: world.a.adminToken,
+      agent: writer,
+      timeoutMs: WARM_UP_MS,
+      body: JSON.stringify({
+        accountId: world.a.accountId,
+        region: REGION,
+        logGroup: world.a.logGroup,
+        logStream: 'warmup/live',
+        events: [{ message: 'INFO warm-up', timestamp: Date.now() }],
+      }),
+    });
+    while (!delivered && performance.now() - started < WARM_UP_MS) await sleep(50);
+    tail.close();
+    return `warm-up: one tail on warmup/ and one ingest there, the event ${delivered ? 'delivered' : 'NOT delivered'}, in ${((performance.now() - started) / 1000).toFixed(1)} s (not counted)`;
+  };
+
   return {
     name,
+    warmUp,
     start() {
       trickle = writeTrickle();
       tails = Promise.all(PREFIXES.map((_, prefix) => holdTail(prefix))).then((all) => all.flat());
