@@ -57,12 +57,18 @@ beforeEach(async () => {
   await setRole(ROLE_A, 'ext-a');
 });
 
-const setRole = (roleArn: string, externalId: string) =>
-  t.store.db
+/**
+ * Changes the account's role below the API, then waits until the change has reached the caches (as a write through
+ * the API does before it answers): the notification is asynchronous, and a loaded machine can deliver it late.
+ */
+const setRole = async (roleArn: string, externalId: string) => {
+  await t.store.db
     .updateTable('cloud_accounts')
     .set({ role_arn: roleArn, external_id: externalId })
     .where('id', '=', 'acc-aws')
     .execute();
+  await t.services.caches.settle();
+};
 
 /** The role and external id of the STS grant each call of `op` was signed with. */
 const signedFor = (op: string) =>
