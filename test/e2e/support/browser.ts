@@ -1,5 +1,5 @@
-// The browser side of the end-to-end tests: Debian's Chromium driven by playwright-core (never a downloaded
-// browser), one browser per test file, a fresh context per test, and everything the page should never do
+// The browser side of the end-to-end tests: the Chromium shipped inside the `@sparticuz/chromium` npm package
+// (./chromium.ts), driven by playwright-core of the same Chromium major, one browser per test file, a fresh context per test, and everything the page should never do
 // (console errors, uncaught exceptions, Content-Security-Policy violations, dialogs) collected for the test to check.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
@@ -12,16 +12,22 @@ import {
   type Locator,
   type Page,
 } from 'playwright-core';
+import { bundledChromium } from './chromium.js';
 
-export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+// Not the package's own default arguments: they include --disable-web-security and --single-process.
 export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'];
 export const RESULTS_DIR = resolve('test-results');
 
 export const DESKTOP = { width: 1280, height: 800 } as const;
 export const MOBILE = { width: 390, height: 844 } as const;
 
-export function launchBrowser(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+export async function launchBrowser(): Promise<Browser> {
+  const bundled = await bundledChromium();
+  return chromium.launch({
+    executablePath: bundled.executablePath,
+    args: CHROMIUM_ARGS,
+    env: { ...process.env, ...bundled.env },
+  });
 }
 
 /** What the page did that it never should. */
