@@ -105,6 +105,24 @@ describe('GET /cloud/logs/stream on an aws account', () => {
     }
   });
 
+  it('an empty logStreamPrefix reads every stream of the groups and sends AWS no prefix (it requires 1-512 characters)', async () => {
+    const base = Date.now() - 30 * 60_000;
+    aws.logs.putLogEvents('/app/whole', 'web/1', [{ timestamp: base + 1, message: 'from web' }]);
+    aws.logs.putLogEvents('/app/whole', 'worker/3', [{ timestamp: base + 2, message: 'from worker' }]);
+    const before = aws.callsTo('FilterLogEvents').length;
+    const s = await openStream({
+      accountId: 'acc-aws',
+      logGroups: '/app/whole',
+      logStreamPrefix: '',
+      startTime: new Date(base).toISOString(),
+    });
+    expect(s.res.status).toBe(200);
+    expect((await s.events(100)).map((e) => e.message)).toEqual(['from web', 'from worker']);
+    const calls = aws.callsTo('FilterLogEvents').slice(before);
+    expect(calls.length).toBeGreaterThan(0);
+    expect(calls.every((c) => !('logStreamNamePrefix' in c.input) && !('logStreamNames' in c.input))).toBe(true);
+  });
+
   it('history then tail: events written after the start arrive once, in order; a disconnect stops the polls', async () => {
     const now = Date.now();
     aws.logs.putLogEvents('/app/web', 'web/1', [

@@ -146,4 +146,33 @@ describe('history of several log groups', () => {
     const live = texts(await s.events(later.length));
     expect([...live].sort()).toEqual(later.map((w) => w.message));
   });
+
+  it('with an empty logStreamPrefix: every stream of the groups, streams created after the start included', async () => {
+    const groups = ['/whole/a', '/whole/b'];
+    await ingest([
+      { group: groups[0]!, stream: 'web/1', message: 'old web', timestamp: T0 },
+      { group: groups[1]!, stream: 'worker/1', message: 'old worker', timestamp: T0 + 1 },
+      { group: '/whole/other', stream: 'web/1', message: 'not mine', timestamp: T0 + 2 },
+    ]);
+    const s = await open({ logGroups: groups.join(','), logStreamPrefix: '', tail: 'true', startTime: String(T0) });
+    expect(texts(await s.events(2))).toEqual(['old web', 'old worker']);
+    // A container started after the tail: a stream name nobody has seen before.
+    await ingest([
+      { group: groups[1]!, stream: 'brand-new/7f3a', message: 'new stream', timestamp: T0 + 3 },
+      { group: '/whole/other', stream: 'brand-new/7f3a', message: 'still not mine', timestamp: T0 + 3 },
+    ]);
+    const [live] = await s.events(1);
+    expect(live).toMatchObject({ message: 'new stream', logStreamName: 'brand-new/7f3a' });
+  });
+
+  it('with an empty logStreamPrefix and no tail: the history of every stream of the groups', async () => {
+    await ingest([
+      { group: '/hist-all/a', stream: 'x', message: 'x1', timestamp: T0 },
+      { group: '/hist-all/a', stream: 'y/z', message: 'y1', timestamp: T0 + 1 },
+    ]);
+    const s = await open({ logGroups: '/hist-all/a', logStreamPrefix: '', ...WINDOW });
+    // Asks for more than there are: read up to the final message.
+    expect(texts(await s.events(3))).toEqual(['x1', 'y1']);
+    expect(s.messages().at(-1)?.data.isFinal).toBe(true);
+  });
 });

@@ -1,4 +1,4 @@
-// GET /cloud/logs/stream (spec endpoint 4, DESIGN §6 "Log stream"), black-box over HTTP with a real SSE
+// GET /cloud/logs/stream (operation 4, docs/design.md#4-log-stream), black-box over HTTP with a real SSE
 // client (the `eventsource` package) and raw fetch readers, on the local provider.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -1088,7 +1088,12 @@ describe('log stream, local provider', () => {
         400,
         'logs:stream:invalid-parameters',
       ],
-      ['an empty logStreamPrefix and no names', base({ logStreamPrefix: '' }), 400, 'logs:stream:invalid-parameters'],
+      [
+        'an empty logStreamPrefix and logStreamNames',
+        base({ logStreamPrefix: '', logStreamNames: 'web/1' }),
+        400,
+        'logs:stream:invalid-parameters',
+      ],
       ['no accountId', { logGroups: '/hist/web', logStreamPrefix: 'web/' }, 400, 'validation:request:invalid-query'],
       ['an unknown account', base({ accountId: 'acc-nope' }), 404, 'logs:account:not-found'],
       ['a startTime that is no time', base({ startTime: 'yesterday' }), 400, 'validation:request:invalid-query'],

@@ -14,16 +14,31 @@ import { openSse, sendSse, sseComment, sseMessage } from '../sse.js';
  */
 const Name = (max: number) => Type.String({ minLength: 1, maxLength: max, pattern: PRINTABLE_NAME_PATTERN });
 const List = (max: number, description: string) => Type.Array(Name(max), { maxItems: 100, description });
-/** A prefix may be empty (then it is not given); otherwise printable like a name (PRINTABLE_NAME_PATTERN). */
+/**
+ * A prefix may be empty: a prefix every name has, so the whole of the named groups, streams created later
+ * included. Otherwise printable like a name (PRINTABLE_NAME_PATTERN).
+ */
 const PREFIX_PATTERN = '^[^\\u0000-\\u001f\\u007f\\ud800-\\udfff]*$';
 
 export const LogStreamQuery = Type.Object(
   {
     accountId: IdSchema,
     logGroups: List(5000, `Log groups, repeated or comma-separated (at least one, at most ${MAX_LOG_GROUPS})`),
-    logStreamPrefix: Type.Optional(Type.String({ maxLength: 512, pattern: PREFIX_PATTERN })),
+    logStreamPrefix: Type.Optional(
+      Type.String({
+        maxLength: 512,
+        pattern: PREFIX_PATTERN,
+        description:
+          'Stream-name prefix. Exactly one of logStreamPrefix and logStreamNames is given. An empty prefix ' +
+          '(`logStreamPrefix=`) means every stream of the named groups, streams created later included.',
+      }),
+    ),
     logStreamNames: Type.Optional(
-      List(5000, `Exact stream names, repeated or comma-separated (at most ${MAX_STREAM_NAMES})`),
+      List(
+        5000,
+        `Exact stream names, repeated or comma-separated (at most ${MAX_STREAM_NAMES}). Exactly one of ` +
+          'logStreamPrefix and logStreamNames is given.',
+      ),
     ),
     region: Type.Optional(Name(64)),
     startTime: Type.Optional(

@@ -95,7 +95,7 @@ export interface OpenOptions {
 }
 
 /**
- * The log stream (spec endpoint 4): history, then optionally the live tail, as a stream of events; `http/`
+ * The log stream (operation 4, docs/design.md#4-log-stream): history, then optionally the live tail, as a stream of events; `http/`
  * sends them as server-sent events.
  */
 export class LogStreamService {
@@ -152,7 +152,8 @@ export class LogStreamService {
     if (names !== undefined && new Set(names).size > MAX_STREAM_NAMES) {
       throw invalid(`At most ${MAX_STREAM_NAMES} stream names per stream.`, 'logStreamNames');
     }
-    const hasPrefix = params.logStreamPrefix !== undefined && params.logStreamPrefix !== '';
+    // An empty prefix is a prefix every name has: the whole of the named groups, streams created later included.
+    const hasPrefix = params.logStreamPrefix !== undefined;
     const hasNames = names !== undefined && names.length > 0;
     if (hasPrefix === hasNames) {
       throw invalid(
@@ -177,7 +178,9 @@ export class LogStreamService {
       region: params.region ?? account.region,
       logGroups,
       streams: hasPrefix
-        ? { kind: 'prefix', prefix: params.logStreamPrefix! }
+        ? params.logStreamPrefix === ''
+          ? { kind: 'all' }
+          : { kind: 'prefix', prefix: params.logStreamPrefix! }
         : { kind: 'names', names: [...new Set(names!)] },
       pattern,
       filter: patternFilter(this.options.filters, pattern),
