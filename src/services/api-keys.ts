@@ -1,6 +1,7 @@
 import { roleIn, type Caller } from '../core/caller.js';
 import { decodeApiKeyCursor, encodeApiKeyCursor } from '../core/api-key-cursor.js';
 import { WRITE_ROLES, type Role } from '../core/enums.js';
+import { DEFAULT_PAGE_LIMIT } from '../core/schemas/common.js';
 import { appError } from '../core/errors.js';
 import {
   MAX_KEY_LIFETIME_DAYS,
@@ -105,14 +106,15 @@ export class ApiKeyService {
     // organization are checked without the database.
     const after = query.cursor === undefined ? undefined : decodeApiKeyCursor(query.cursor, cursorKey, organizationId);
     await this.authorize(caller, organizationId);
+    const limit = query.limit ?? DEFAULT_PAGE_LIMIT;
     const [rows, totalCount] = await Promise.all([
-      listOrganizationKeys(this.db, organizationId, query.limit + 1, after),
+      listOrganizationKeys(this.db, organizationId, limit + 1, after),
       countOrganizationKeys(this.db, organizationId),
     ]);
-    const page = rows.slice(0, query.limit);
+    const page = rows.slice(0, limit);
     const last = page.at(-1);
-    const meta: ApiKeyPage['meta'] = { limit: query.limit, totalCount };
-    if (rows.length > query.limit && last !== undefined) {
+    const meta: ApiKeyPage['meta'] = { limit: limit, totalCount };
+    if (rows.length > limit && last !== undefined) {
       meta.nextCursor = encodeApiKeyCursor({ organizationId, ...last.position }, cursorKey);
     }
     return { data: page.map((r) => toApiKey(r.key, organizationId)), meta };

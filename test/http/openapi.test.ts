@@ -30,6 +30,34 @@ describe('GET /openapi.json', () => {
     }
   });
 
+  it('marks no parameter with a default as required (limit of the paged lists among them)', async () => {
+    const doc = (await t.request('GET', '/openapi.json')).body;
+    const withDefault: string[] = [];
+    for (const [path, item] of Object.entries<Record<string, any>>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(item)) {
+        for (const p of op.parameters ?? []) {
+          if (p.schema?.default === undefined) continue;
+          withDefault.push(`${method} ${path} ${p.name}`);
+          expect(p.required, `${method} ${path} ${p.name}`).not.toBe(true);
+        }
+      }
+    }
+    expect(withDefault).toEqual(
+      expect.arrayContaining(['get /domains limit', 'get /organizations/{organizationId}/api-keys limit']),
+    );
+  });
+
+  it('states that exactly one of logStreamPrefix and logStreamNames is given, and what an empty prefix means', async () => {
+    const doc = (await t.request('GET', '/openapi.json')).body;
+    const params = doc.paths['/cloud/logs/stream'].get.parameters as { name: string; description?: string }[];
+    for (const name of ['logStreamPrefix', 'logStreamNames']) {
+      expect(params.find((p) => p.name === name)?.description).toMatch(
+        /Exactly one of logStreamPrefix and logStreamNames/,
+      );
+    }
+    expect(params.find((p) => p.name === 'logStreamPrefix')?.description).toMatch(/empty prefix.*every stream/i);
+  });
+
   it('documents every registered route with its error responses', async () => {
     const doc = (await t.request('GET', '/openapi.json')).body;
     const documented = new Set<string>();

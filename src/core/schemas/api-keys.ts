@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { IdSchema, PRINTABLE_NAME_PATTERN, Text } from './common.js';
+import { IdSchema, PageLimit, PRINTABLE_NAME_PATTERN, Text } from './common.js';
 
 const DateTime = Type.String({ format: 'date-time' });
 
@@ -78,7 +78,7 @@ export type ApiKeyPage = Static<typeof ApiKeyPageSchema>;
 
 export const ListApiKeysQuery = Type.Object(
   {
-    limit: Type.Integer({ minimum: 1, maximum: 100, default: 25 }),
+    limit: PageLimit(),
     cursor: Type.Optional(Text({ minLength: 1, maxLength: 2048, description: 'nextCursor of the previous page' })),
   },
   { additionalProperties: false },

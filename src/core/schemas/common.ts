@@ -3,7 +3,7 @@ import { Type, type Static, type StringOptions, type TSchema } from '@sinclair/t
 /** An object of any properties (typed as a record, documented as an open object). */
 const OpenObject = () => Type.Unsafe<Record<string, unknown>>(Type.Object({}, { additionalProperties: true }));
 
-/** The spec's error object: no other properties are allowed. */
+/** Berth's error object (docs/design.md#errors): no other properties are allowed. */
 export const ErrorSchema = Type.Object(
   {
     code: Type.String({ description: 'namespace:entity:reason' }),
@@ -60,3 +60,10 @@ export const Text = (options: Omit<StringOptions, 'pattern'> = {}) =>
 export const IdSchema = Type.String({ minLength: 1, maxLength: 128, pattern: PRINTABLE_NAME_PATTERN });
 
 export const DataOf = <T extends TSchema>(schema: T) => Type.Object({ data: schema }, { additionalProperties: false });
+
+/** Rows of a page when `limit` is not given. */
+export const DEFAULT_PAGE_LIMIT = 25;
+
+/** `limit` of a paged list: optional (the default fills it), 1–100. */
+export const PageLimit = () =>
+  Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: DEFAULT_PAGE_LIMIT, description: 'Rows per page' }));

@@ -6,7 +6,7 @@ import {
   RecordOwnershipSchema,
   RecordRoleSchema,
 } from '../enums.js';
-import { IdSchema, Text } from './common.js';
+import { IdSchema, PageLimit, Text } from './common.js';
 
 const DateTime = Type.String({ format: 'date-time' });
 
@@ -83,7 +83,7 @@ export type DomainPage = Static<typeof DomainPageSchema>;
 export const ListDomainsQuery = Type.Object(
   {
     moduleInstanceId: IdSchema,
-    limit: Type.Integer({ minimum: 1, maximum: 100, default: 25 }),
+    limit: PageLimit(),
     cursor: Type.Optional(Text({ minLength: 1, maxLength: 2048, description: 'nextCursor of the previous page' })),
   },
   { additionalProperties: false },

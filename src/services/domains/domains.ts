@@ -16,6 +16,7 @@ import {
 } from '../../store/repositories/domains.js';
 import type { Tenancy } from '../../store/tenancy.js';
 import type { Domain, DomainCertificate, DomainPage, ListDomainsQuery } from '../../core/schemas/domains.js';
+import { DEFAULT_PAGE_LIMIT } from '../../core/schemas/common.js';
 
 /** The module instance whose domains are listed, and its organization. */
 interface ListedInstance {
@@ -23,7 +24,7 @@ interface ListedInstance {
   organizationId: string;
 }
 
-/** Roles whose records decide `verified` (DESIGN §6): certificate validation is the authority's business. */
+/** Roles whose records decide `verified` (docs/design.md#7-domain-list): certificate validation is the authority's business. */
 const VERIFYING_ROLES = new Set(['ROUTING', 'OWNERSHIP_VERIFICATION']);
 
 export class DomainService {
@@ -49,15 +50,16 @@ export class DomainService {
     if (after !== undefined) checkCursorInstance(after, query.moduleInstanceId);
     const instance: ListedInstance = { id: query.moduleInstanceId, organizationId };
 
+    const limit = query.limit ?? DEFAULT_PAGE_LIMIT;
     // One more row than the page, to know whether another page follows.
     const [rows, totalCount] = await Promise.all([
-      domainsOfInstance(this.db, instance.id, query.limit + 1, after),
+      domainsOfInstance(this.db, instance.id, limit + 1, after),
       countDomainsOfInstance(this.db, instance.id),
     ]);
-    const pageRows = rows.slice(0, query.limit);
+    const pageRows = rows.slice(0, limit);
     const last = pageRows[pageRows.length - 1];
     const nextCursor =
-      rows.length > query.limit && last !== undefined
+      rows.length > limit && last !== undefined
         ? encodeCursor({ moduleInstanceId: instance.id, domainName: last.domain_name, id: last.id }, cursorKey)
         : undefined;
 
@@ -103,7 +105,7 @@ export class DomainService {
       if (row.target_zone_id !== null) domain.targetZoneId = row.target_zone_id;
       return domain;
     });
-    const meta: DomainPage['meta'] = { limit: query.limit, totalCount };
+    const meta: DomainPage['meta'] = { limit: limit, totalCount };
     if (nextCursor !== undefined) meta.nextCursor = nextCursor;
     return { data, meta };
   }
