@@ -26,7 +26,7 @@ export const PROVIDER_KINDS = ['local', 'aws'] as const;
 export type ProviderKind = (typeof PROVIDER_KINDS)[number];
 export const ProviderKindSchema = literalUnion(PROVIDER_KINDS);
 
-/** The spec's identity providers, in the order the API lists them. */
+/** The identity providers of operation 1 (docs/design.md#1-identity-providers), in the order the API lists them. */
 export const IDENTITY_PROVIDERS = [
   'EMAIL_PASSWORD',
   'CODE_HOST_1',
@@ -38,7 +38,7 @@ export const IDENTITY_PROVIDERS = [
 export type IdentityProvider = (typeof IDENTITY_PROVIDERS)[number];
 export const IdentityProviderSchema = literalUnion(IDENTITY_PROVIDERS, { title: 'IdentityProvider' });
 
-/** A certificate's status: ACM's statuses without underscores (DESIGN §6). */
+/** A certificate's status: ACM's statuses without underscores (docs/design.md#5-certificate-retry). */
 export const CERTIFICATE_STATUSES = [
   'PENDINGVALIDATION',
   'ISSUED',
@@ -82,3 +82,23 @@ export const LogLevelSchema = literalUnion(LOG_LEVELS);
 /** Levels of Berth's own log (pino's names). */
 export const SERVER_LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type ServerLogLevel = (typeof SERVER_LOG_LEVELS)[number];
+
+export interface ClosedSetSchema {
+  const?: unknown;
+  enum?: unknown[];
+  anyOf?: ClosedSetSchema[];
+}
+
+/** The values a closed set (a literal union, an enum, a const) allows; undefined for any other schema. */
+export function allowedValues(schema: ClosedSetSchema): unknown[] | undefined {
+  if (schema.const !== undefined) return [schema.const];
+  if (Array.isArray(schema.enum)) return schema.enum;
+  if (!Array.isArray(schema.anyOf)) return undefined;
+  const values: unknown[] = [];
+  for (const branch of schema.anyOf) {
+    const more = allowedValues(branch);
+    if (more === undefined) return undefined;
+    values.push(...more);
+  }
+  return values;
+}

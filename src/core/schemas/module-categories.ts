@@ -5,7 +5,11 @@ export const GIVEN_ID_PATTERN = '^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$';
 
 export const NewModuleCategorySchema = Type.Object(
   {
-    givenId: Type.String({ pattern: GIVEN_ID_PATTERN, description: 'A slug, unique in the organization' }),
+    givenId: Type.String({
+      pattern: GIVEN_ID_PATTERN,
+      description: 'A slug, unique in the organization',
+      'x-format': 'a slug of 1-64 lowercase letters, digits and hyphens, starting and ending with a letter or digit',
+    }),
     name: Text({ minLength: 1, maxLength: 100 }),
     sortOrder: Type.Integer({ minimum: -2147483648, maximum: 2147483647 }),
     description: Type.Optional(Text({ maxLength: 2000 })),
