@@ -1,10 +1,8 @@
 import { createReadStream, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { resolve } from 'node:path';
 import { SingleBar, Presets } from 'cli-progress';
 import type { Config } from '../config.js';
 import { openConfiguredStore } from '../runtime.js';
-import { readLock } from '../store/data-dir-lock.js';
 import { AppError } from '../core/errors.js';
 import { IngestTimestampSchema } from '../core/schemas/log-ingest.js';
 import { epochMsOf } from '../core/log-time.js';
@@ -16,6 +14,7 @@ import {
 } from '../services/log-ingest.js';
 import { strictAjv } from '../http/validation.js';
 import { CliError } from './cli-error.js';
+import { describeFailure, postJson, serverTarget, serverToken } from './server-client.js';
 
 export interface IngestOptions {
   account: string;
@@ -67,34 +66,10 @@ export function lineToEvent(line: string, format: IngestOptions['format'], lineN
   return { message: line };
 }
 
-async function serverSink(url: string, token: string, target: IngestTarget): Promise<Sink> {
-  const endpoint = new URL('/cloud/logs/local/events', url).toString();
+function serverSink(url: string, token: string, target: IngestTarget): Sink {
   return async (events) => {
-    const response = await fetch(endpoint, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-      body: JSON.stringify({ ...target, events }),
-    });
-    if (response.status !== 202) {
-      const body = (await response.json().catch(() => ({}))) as {
-        code?: string;
-        message?: string;
-        description?: string;
-        details?: { items?: string[] }[];
-      };
-      throw new CliError(`server answered ${response.status} ${body.code ?? ''}: ${describeFailure(body)}`.trim());
-    }
+    await postJson(url, '/cloud/logs/local/events', token, { ...target, events }, 202);
   };
-}
-
-/** An error object as one line, with the fields its details name. */
-function describeFailure(e: {
-  message?: string;
-  description?: string;
-  details?: readonly { items?: string[] }[];
-}): string {
-  const items = (e.details ?? []).flatMap((d) => d.items ?? []);
-  return [e.message, e.description, ...items].filter((part) => part !== undefined && part !== '').join(' ');
 }
 
 export async function ingestCommand(config: Config, file: string | undefined, opts: IngestOptions): Promise<void> {
@@ -104,19 +79,12 @@ export async function ingestCommand(config: Config, file: string | undefined, op
     logGroup: opts.group,
     logStream: opts.stream,
   };
-  const holder = config.DATABASE_URL === undefined ? readLock(resolve(config.BERTH_DATA_DIR)) : null;
-  const url = opts.url ?? holder?.url;
+  const server = serverTarget(config, opts.url);
   let close: () => Promise<void> = async () => {};
   let sink: Sink;
-  if (url !== undefined) {
-    const token = opts.token ?? process.env.BERTH_TOKEN;
-    if (!token) {
-      throw new CliError(
-        `a Berth server is running at ${url}${holder ? ` (pid ${holder.pid}) and holds the data directory` : ''}; ` +
-          "pass --token or set BERTH_TOKEN (an admin of the account's organization) to ingest through it",
-      );
-    }
-    sink = await serverSink(url, token, target);
+  if (server !== undefined) {
+    const token = serverToken(server, opts.token, "an admin of the account's organization");
+    sink = serverSink(server.url, token, target);
   } else {
     const opened = await openConfiguredStore(config);
     // The quota applies here too; the retention sweep is the server's (none is running).

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
 import { ConfigError, loadConfig, type Config } from '../config.js';
@@ -6,12 +7,18 @@ import { generateDemoLogEvents } from '../fixtures/demo-logs.js';
 import { openConfiguredStore } from '../runtime.js';
 import { DataDirLocked } from '../store/data-dir-lock.js';
 import { startServer } from '../server.js';
-import { createToken, revokeToken } from './tokens.js';
+import { createToken, createTokenThroughServer, revokeToken, type TokenCreateOptions } from './tokens.js';
+import { serverTarget } from './server-client.js';
 import { ingestCommand } from './ingest.js';
 import { CliError } from './cli-error.js';
 
 export const DEMO_FIXTURE = fileURLToPath(new URL('../../fixtures/demo.yaml', import.meta.url));
 export const DEMO_TOKEN = 'berth_demo_try-me-locally-0123456789';
+
+/** The package's version (src/cli and dist/cli both sit two levels below package.json). */
+const PACKAGE_VERSION = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
 
 /** Errors a user can act on are printed as one message; anything else with its stack. */
 function fail(error: unknown): never {
@@ -46,6 +53,8 @@ async function withStore<T>(fn: (opened: Awaited<ReturnType<typeof openConfigure
 function demoBanner(url: string): string {
   const base = url.replace('[::1]', 'localhost').replace('127.0.0.1', 'localhost');
   const auth = `-H 'Authorization: Bearer ${DEMO_TOKEN}'`;
+  // A new id at every start: the create below answers 201 again after a restart, not 409.
+  const givenId = `databases-${Date.now().toString(36)}`;
   return [
     '',
     `Berth is serving the demo organization at ${base}`,
@@ -54,7 +63,7 @@ function demoBanner(url: string): string {
     '',
     'Try:',
     `  curl -s ${auth} ${base}/organizations/org-acme/permitted-identity-providers`,
-    `  curl -s ${auth} -H 'Content-Type: application/json' -d '{"data":{"givenId":"databases","name":"Databases","sortOrder":10}}' ${base}/module-categories`,
+    `  curl -s ${auth} -H 'Content-Type: application/json' -d '{"data":{"givenId":"${givenId}","name":"Databases","sortOrder":10}}' ${base}/module-categories`,
     `  curl -s ${auth} ${base}/module-categories`,
     '',
     `API description: ${base}/openapi.json`,
@@ -63,7 +72,10 @@ function demoBanner(url: string): string {
 }
 
 export function buildCli(): Command {
-  const program = new Command('berth').description('Berth control-plane API').showHelpAfterError();
+  const program = new Command('berth')
+    .description('Berth control-plane API')
+    .version(PACKAGE_VERSION, '-V, --version', 'print the version of Berth')
+    .showHelpAfterError();
 
   program
     .command('serve')
@@ -113,16 +125,27 @@ export function buildCli(): Command {
   const token = program.command('token').description('manage API keys');
   token
     .command('create')
-    .description('create an API key and print its token once')
-    .requiredOption('--principal <id>', 'principal the key acts as')
-    .option('--organization <id>', 'scope the key to one organization')
+    .description(
+      'create an API key and print its token once: through the server given by --url or holding the data directory ' +
+        '(as the caller of --token), else straight in the database (the operator: any principal)',
+    )
+    .option('--principal <id>', 'principal the key acts as (through a server: default the caller)')
+    .option('--organization <id>', 'scope the key to one organization (required through a server)')
+    .option('--name <name>', 'a label for people (through a server)')
     .option('--expires-in-days <n>', 'expire after N days', (v) => Number.parseInt(v, 10))
-    .action(async (opts: { principal: string; organization?: string; expiresInDays?: number }) => {
-      await withStore(async ({ store }) => {
-        const created = await createToken(store.db, opts);
-        process.stdout.write(`${created.token}\n`);
-        process.stderr.write(`key ${created.keyId} created; the token is not stored and cannot be shown again\n`);
-      });
+    .option('--url <url>', 'server to create it through (default: the one holding the data directory)')
+    .option('--token <token>', 'bearer token for the server (default: $BERTH_TOKEN)')
+    .action(async (opts: TokenCreateOptions) => {
+      const server = serverTarget(config(), opts.url);
+      const created =
+        server === undefined
+          ? await withStore(({ store }) => {
+              if (opts.principal === undefined) throw new CliError('--principal is required without a server');
+              return createToken(store.db, { ...opts, principal: opts.principal });
+            })
+          : await createTokenThroughServer(server, opts);
+      process.stdout.write(`${created.token}\n`);
+      process.stderr.write(`key ${created.keyId} created; the token is not stored and cannot be shown again\n`);
     });
   token
     .command('revoke')

@@ -20,26 +20,35 @@ const tempDir = () => {
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
 describe('berth serve --demo', { timeout: 120_000 }, () => {
-  it('serves the demo world, prints a token, and the printed curl commands work as printed', async () => {
-    const server = await startServerProcess(['--demo'], { BERTH_DATA_DIR: tempDir() });
-    try {
-      const curls = server
-        .output()
-        .split('\n')
-        .filter((l) => l.trim().startsWith('curl '));
-      expect(curls).toHaveLength(3);
-      expect(server.output()).toMatch(/Demo token.*berth_demo_/);
-      const results = [];
-      for (const line of curls) {
-        const { stdout } = await sh('sh', ['-c', line.trim()]);
-        results.push(JSON.parse(stdout));
+  it('serves the demo world, prints a token, and the printed curl commands work as printed, again after a restart', async () => {
+    const dir = tempDir();
+    for (const round of [1, 2]) {
+      const server = await startServerProcess(['--demo'], { BERTH_DATA_DIR: dir });
+      try {
+        const curls = server
+          .output()
+          .split('\n')
+          .filter((l) => l.trim().startsWith('curl '));
+        expect(curls).toHaveLength(3);
+        expect(server.output()).toMatch(/Demo token.*berth_demo_/);
+        const results = [];
+        for (const line of curls) {
+          const { stdout } = await sh('sh', ['-c', line.trim()]);
+          results.push(JSON.parse(stdout));
+        }
+        expect(results[0]).toEqual({ data: ['EMAIL_PASSWORD', 'CODE_HOST_1', 'SSO_BROKER'] });
+        expect(results[1].data?.givenId, `round ${round}: ${JSON.stringify(results[1])}`).toMatch(/^databases-/);
+        expect(results[2].data.map((c: { givenId: string }) => c.givenId)).toContain(results[1].data.givenId);
+      } finally {
+        expect(await server.stop(), server.output()).toBe(0);
       }
-      expect(results[0]).toEqual({ data: ['EMAIL_PASSWORD', 'CODE_HOST_1', 'SSO_BROKER'] });
-      expect(results[1].data.givenId).toBe('databases');
-      expect(results[2].data.map((c: { givenId: string }) => c.givenId)).toContain('databases');
-    } finally {
-      expect(await server.stop(), server.output()).toBe(0);
     }
+  });
+
+  it('prints its version', async () => {
+    const run = await runCli(['--version']);
+    expect(run.code).toBe(0);
+    expect(run.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
   });
 });
 
@@ -100,15 +109,42 @@ describe('graceful shutdown', { timeout: 120_000 }, () => {
 });
 
 describe('the data directory lock', { timeout: 120_000 }, () => {
-  it('makes seed, migrate and token refuse while a server runs, with a message saying so', async () => {
+  it('makes seed and migrate refuse while a server runs; token create goes through it', async () => {
     const dir = tempDir();
+    writeFileSync(join(dir, 'world.yaml'), stringify(baseWorld()));
+    expect((await runCli(['seed', join(dir, 'world.yaml')], { BERTH_DATA_DIR: dir })).code).toBe(0);
     const server = await startServerProcess([], { BERTH_DATA_DIR: dir });
     try {
-      for (const args of [['migrate'], ['token', 'create', '--principal', 'x']]) {
-        const run = await runCli(args, { BERTH_DATA_DIR: dir });
-        expect(run.code).toBe(1);
-        expect(run.stderr).toMatch(/in use by Berth process \d+ serving http/);
+      const migrate = await runCli(['migrate'], { BERTH_DATA_DIR: dir });
+      expect(migrate.code).toBe(1);
+      expect(migrate.stderr).toMatch(/in use by Berth process \d+ serving http/);
+
+      const noOrganization = await runCli(['token', 'create', '--principal', 'x'], { BERTH_DATA_DIR: dir });
+      expect(noOrganization.code).toBe(1);
+      expect(noOrganization.stderr).toMatch(/--organization is required to create a key through the server at http/);
+      const noToken = await runCli(['token', 'create', '--organization', 'org-a'], { BERTH_DATA_DIR: dir });
+      expect(noToken.code).toBe(1);
+      expect(noToken.stderr).toMatch(
+        /server is running at http:\/\/127\.0\.0\.1:\d+ .*pass --token or set BERTH_TOKEN/,
+      );
+
+      // As the owner of org-a, through the server that holds the directory, then through --url.
+      for (const extra of [[], ['--url', server.url]]) {
+        const created = await runCli(['token', 'create', '--organization', 'org-a', '--name', 'ci', ...extra], {
+          BERTH_DATA_DIR: extra.length ? tempDir() : dir,
+          BERTH_TOKEN: TOKENS.owner,
+        });
+        expect(created.code, created.stderr).toBe(0);
+        const me = await fetch(`${server.url}/me`, { headers: { authorization: `Bearer ${created.stdout.trim()}` } });
+        expect(me.status).toBe(200);
+        expect((await me.json()).data.key.organizationId).toBe('org-a');
       }
+      // The API's rules hold: a viewer may not create keys.
+      const viewer = await runCli(['token', 'create', '--organization', 'org-a', '--token', TOKENS.viewer], {
+        BERTH_DATA_DIR: dir,
+      });
+      expect(viewer.code).toBe(1);
+      expect(viewer.stderr).toMatch(/server answered 403/);
     } finally {
       await server.stop();
     }
