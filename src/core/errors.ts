@@ -107,7 +107,7 @@ export interface AppErrorOptions {
   description?: string;
   /**
    * Shown to superadmins instead of `description`: it may name internal endpoints or network
-   * errors, which nobody else may see (DESIGN §5).
+   * errors, which nobody else may see (docs/design.md#errors).
    */
   internalDescription?: string;
   action?: ErrorAction;
@@ -151,7 +151,7 @@ export function appError(code: ErrorCode, options?: AppErrorOptions): AppError {
 }
 
 /**
- * The database is unreachable, down or restarting (DESIGN §5: an outage, not a bug): 503, retry
+ * The database is unreachable, down or restarting (docs/design.md#errors: an outage, not a bug): 503, retry
  * shortly. The underlying error names hosts and ports, so only superadmins see it.
  */
 export function databaseUnavailable(cause: unknown): AppError {
@@ -171,7 +171,7 @@ export function listDetail(title: string, items: string[]): ErrorDetail {
 }
 
 /**
- * Renders an AppError as the spec's error object. Internal errors carry
+ * Renders an AppError as Berth's error object (docs/design.md#errors). Internal errors carry
  * `isInternal` and `metadata`, and any error its `internalDescription`, only when the caller is a
  * superadmin.
  */

@@ -33,7 +33,7 @@ export interface ValidationCheck {
 }
 
 /**
- * Issues and validates certificates (DESIGN §3): Berth's own database (`local`) or ACM (`aws`).
+ * Issues and validates certificates (docs/design.md#providers): Berth's own database (`local`) or ACM (`aws`).
  * Errors are ProviderErrors.
  */
 export interface CertificateAuthority {

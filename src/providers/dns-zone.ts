@@ -9,7 +9,7 @@ export interface DnsRecord {
 }
 
 /**
- * Where the service publishes the records of the domains it manages (DESIGN §3): Berth's own
+ * Where the service publishes the records of the domains it manages (docs/design.md#providers): Berth's own
  * database (`local`) or Route 53 (`aws`). Errors are ProviderErrors.
  */
 export interface DnsZone {

@@ -70,7 +70,7 @@ const SERVICE_NAMES: Record<ProviderService, string> = {
 /**
  * What a caller other than a superadmin may read about a ProviderError. Built only from the
  * operation and AWS's error code: a message, from AWS or the network stack, may name an internal
- * endpoint ("connect ECONNREFUSED 10.0.0.7:443"), which DESIGN §5 keeps from them.
+ * endpoint ("connect ECONNREFUSED 10.0.0.7:443"), which docs/design.md#errors keeps from them.
  */
 export function publicDescription(error: ProviderError): string {
   const { operation, awsCode } = error.details;

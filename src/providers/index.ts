@@ -45,7 +45,7 @@ export function chooseAwsAccount(accounts: AwsAccount[], arn: AcmArn | null): Aw
 }
 
 /**
- * Picks the provider of each request (DESIGN §3, docs/decisions.md): an organization with an
+ * Picks the provider of each request (docs/design.md#providers, docs/decisions.md): an organization with an
  * `aws` cloud account keeps its managed zones in Route 53, and a certificate with an ACM ARN in
  * such an organization is asked about in ACM (in the ARN's region); everything else is `local`.
  */

@@ -32,7 +32,8 @@ export class LogCatalogService {
   ) {}
 
   async catalog(caller: Caller, organizationId: string): Promise<LogCatalog> {
-    // An organization the key cannot read answers like one that does not exist (DESIGN §4), before any lookup.
+    // An organization the key cannot read answers like one that does not exist, before any lookup
+    // (docs/design.md#identity-tokens-and-permissions).
     const notFound = () => appError('logs:organization:not-found', { metadata: { organizationId } });
     if (!canRead(caller, organizationId)) throw notFound();
     const { limits } = this;

@@ -2,8 +2,9 @@ import type { Executor } from './db.js';
 
 /**
  * Which organization owns an object: the one place that joins objects to their organization
- * (DESIGN §4, STYLE 14). Another organization's object must answer like a missing one, so every
- * check that keeps tenants apart starts here.
+ * (docs/design.md#identity-tokens-and-permissions; docs/architecture.md, "Cross-cutting pieces").
+ * Another organization's object must answer like a missing one, so every check that keeps tenants
+ * apart starts here.
  *
  * The rule of issue 9: a log source or deployment resource that reads through a cloud account of
  * another organization than its module instance's (a seed could once write one; the API cannot)

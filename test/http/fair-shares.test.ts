@@ -1,6 +1,7 @@
-// Fair shares of heavy work and of streams (issue 11, DESIGN §10), black-box over HTTP on a real app:
-// a tenant over its share gets 429 http:request:rate-limited / logs:stream:too-many-streams with Retry-After,
-// another tenant is served meanwhile, and the figures show per organization in /metrics.
+// Fair shares of heavy work and of streams (docs/decisions.md "Fair shares", docs/design.md#fairness-and-limits),
+// black-box over HTTP on a real app: a tenant over its share gets 429 http:request:rate-limited /
+// logs:stream:too-many-streams with Retry-After, another tenant is served meanwhile, and the figures show per
+// organization in /metrics.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { expectError } from '../support/assertions.js';

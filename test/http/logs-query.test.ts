@@ -1,4 +1,4 @@
-// POST /cloud/logs/logs-insights, black-box over HTTP, on the local provider (spec endpoint 2, DESIGN §6).
+// POST /cloud/logs/logs-insights, black-box over HTTP, on the local provider (operation 2, docs/design.md#2-log-query).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestResponse } from '../support/app.js';
 import { expectError } from '../support/assertions.js';

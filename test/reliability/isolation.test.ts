@@ -1,6 +1,7 @@
 // Tenant isolation (issue 9 §4): every route × every kind of caller, and another organization's objects
 // answering exactly like nonexistent ones — observed over HTTP against `berth serve`, checked against the
-// rules of DESIGN §4, and against docs/authorization.md (written by scripts/authorization-doc.ts).
+// rules of docs/design.md#identity-tokens-and-permissions, and against docs/authorization.md (written by
+// scripts/authorization-doc.ts).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -40,7 +41,7 @@ afterAll(async () => {
     const departures = observed.matrix.filter((r) => r.cell !== prescribed(r.row, r.caller)).length;
     recordSummary({
       area: 'isolation',
-      check: 'route × caller cells, checked against DESIGN §4 and docs/authorization.md',
+      check: 'route × caller cells, checked against docs/design.md and docs/authorization.md',
       result: `${observed.matrix.length} (${departures} departures)`,
       ok: departures === 0,
     });
@@ -74,7 +75,7 @@ function leaks(o: Outcome, visible: Org[]): string[] {
 }
 
 describe('the authorization matrix', () => {
-  it('answers every route and every kind of caller as DESIGN §4 prescribes', () => {
+  it('answers every route and every kind of caller as the permission rules prescribe', () => {
     const departures = observed.matrix
       .filter((r) => r.cell !== prescribed(r.row, r.caller))
       .map(

@@ -3,7 +3,10 @@
 import fc from 'fast-check';
 import { RE2JS } from 're2js';
 import type { FilterLeaf, FilterNode, FilterScalar } from '../../src/core/filter-tree/schema.js';
-/** DESIGN §6's levels, written out: the reliability suite uses these arbitraries and must not load src/ at run time. */
+/**
+ * The levels of docs/design.md#2-log-query, written out: the reliability suite uses these arbitraries and must not
+ * load src/ at run time.
+ */
 const LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'FATAL', 'UNKNOWN'] as const;
 
 export interface FilterVocabulary {

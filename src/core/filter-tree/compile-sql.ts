@@ -148,7 +148,7 @@ export function foldPrefilter(leaf: TextNode, budget = MAX_LEAF_FOLD_CHARS): Fil
 /**
  * Whether `compileSqlFilter` says this leaf exactly and cheaply: every leaf but a user's regex and a
  * case-insensitive text whose folding needs more than MAX_LEAF_FOLD_CHARS characters mapped. A regex
- * never runs in PostgreSQL's backtracking engine (DESIGN §6): it is evaluated with RE2 in process, and
+ * never runs in PostgreSQL's backtracking engine (docs/design.md#2-log-query): it is evaluated with RE2 in process, and
  * only its required literals (`regexPrefilter`) narrow the rows the database returns; such a text is
  * evaluated in process too, behind the longest piece of it that fits (`foldPrefilter`).
  */

@@ -111,7 +111,7 @@ export function simplifyFilter(node: FilterNode): FilterNode {
 
 /**
  * Splits a parsed filter between a backend's query and Berth's own process
- * (DESIGN §6). A backend answers a query with the rows matching `pushed`;
+ * (docs/design.md#2-log-query). A backend answers a query with the rows matching `pushed`;
  * keeping those that match `effective` gives exactly the rows of `effective`,
  * and those are a superset of the rows of the original filter, equal to them
  * when `unsupported` is empty.

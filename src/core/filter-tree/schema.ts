@@ -4,7 +4,7 @@ import { FIELD_OPS, FIELD_PATH_PATTERN, FILTER_LIMITS, NODE_KINDS, STREAM_OPS, T
 
 export { FIELD_OPS, FIELD_PATH_PATTERN, FILTER_LIMITS, NODE_KINDS, STREAM_OPS, TEXT_OPS };
 
-/** Limits of DESIGN §6; `parseFilter` enforces all of them, the schema those JSON Schema can state. */
+/** Limits of docs/design.md#2-log-query; `parseFilter` enforces all of them, the schema those JSON Schema can state. */
 
 const strict = { additionalProperties: false } as const;
 
@@ -59,7 +59,7 @@ export const StreamNodeSchema = Type.Object(
 export const AllNodeSchema = Type.Object({ kind: Type.Literal('all') }, strict);
 
 /**
- * The structured filter of `POST /cloud/logs/logs-insights` (DESIGN §6).
+ * The structured filter of `POST /cloud/logs/logs-insights` (docs/design.md#2-log-query).
  * Depth, node count, regex validity and string well-formedness are checked by
  * `parseFilter`, which the route must call: JSON Schema cannot state them.
  */

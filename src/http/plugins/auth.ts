@@ -68,7 +68,7 @@ export function bearerToken(request: FastifyRequest): string | AppError {
 }
 
 /**
- * A blocked address: 429 with Retry-After, except on the identity-provider route, whose spec statuses exclude
+ * A blocked address: 429 with Retry-After, except on the identity-provider route, whose declared statuses exclude
  * 429: there it is the 401 a failed authentication would have earned (with the same Retry-After).
  */
 function tooManyFailures(request: FastifyRequest, blockedMs: number): AppError {

@@ -6,8 +6,8 @@ import { isIdentityProviderRoute, operationOf, retryAfterSeconds, type ThrottleS
 
 /**
  * Never shed: liveness (a replica under load is alive: restarting it would make things worse), the metrics
- * (they tell why), readiness (it answers 503 itself, in its own words) and the identity-provider route (its spec
- * statuses exclude 503; it is served from an in-process cache).
+ * (they tell why), readiness (it answers 503 itself, in its own words) and the identity-provider route (its
+ * declared statuses exclude 503, docs/design.md#1-identity-providers; it is served from an in-process cache).
  */
 const NEVER_SHED = new Set(['healthz', 'readyz', 'metrics']);
 

@@ -6,8 +6,9 @@ import type { Config } from '../../config.js';
 import { appError } from '../../core/errors.js';
 
 /**
- * The identity-provider route's spec statuses are 400/401/403/422/500: it never answers 429 or 503. It is served
- * from an in-process cache, so exempting it from the request limits and load shedding costs next to nothing.
+ * The identity-provider route's declared statuses are 400/401/403/422/500 (docs/design.md#1-identity-providers): it
+ * never answers 429 or 503. It is served from an in-process cache, so exempting it from the request limits and load
+ * shedding costs next to nothing.
  */
 const IDENTITY_PROVIDER_OPERATION = 'getPermittedIdentityProviders';
 

@@ -8,7 +8,7 @@ import type {
   ValidationRecord,
 } from '../certificate-authority.js';
 
-/** ACM's `CertificateStatus` → Berth's (DESIGN §6: ACM's names without underscores). */
+/** ACM's `CertificateStatus` → Berth's (docs/design.md#5-certificate-retry: ACM's names without underscores). */
 const ACM_STATUSES: Record<string, CertificateStatus> = {
   PENDING_VALIDATION: 'PENDINGVALIDATION',
   ISSUED: 'ISSUED',

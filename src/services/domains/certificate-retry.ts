@@ -30,7 +30,7 @@ export interface CertificateRetryOptions {
 const PENDING: CertificateStatus = 'PENDINGVALIDATION';
 
 /**
- * `POST /managed-certificates/{id}/retry-validation` (DESIGN §6 "Certificate retry").
+ * `POST /managed-certificates/{id}/retry-validation` (docs/design.md#5-certificate-retry).
  *
  * Concurrent retries of one certificate make one attempt: in a process they share one promise;
  * across replicas the attempt holds a lease on the certificate row, taken by one atomic UPDATE,
@@ -54,7 +54,7 @@ export class CertificateRetryService {
 
   async retry(caller: Caller, id: string): Promise<RetryResult> {
     const organizationId = await this.tenancy.certificate(id);
-    // Another organization's certificate answers like a missing one (DESIGN §4).
+    // Another organization's certificate answers like a missing one (docs/design.md#identity-tokens-and-permissions).
     if (organizationId === undefined || !canRead(caller, organizationId))
       throw appError('certificates:certificate:not-found');
     if (!canWrite(caller, organizationId)) throw appError('auth:permission:denied');

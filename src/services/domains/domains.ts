@@ -24,7 +24,10 @@ interface ListedInstance {
   organizationId: string;
 }
 
-/** Roles whose records decide `verified` (docs/design.md#7-domain-list): certificate validation is the authority's business. */
+/**
+ * Roles whose records decide `verified` (docs/design.md#7-domain-list): certificate validation is the authority's
+ * business.
+ */
 const VERIFYING_ROLES = new Set(['ROUTING', 'OWNERSHIP_VERIFICATION']);
 
 export class DomainService {

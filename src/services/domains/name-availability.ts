@@ -25,7 +25,7 @@ const OWNER_RANK: Record<ConflictOwner, number> = {
 };
 
 /**
- * Whether a domain name is free for the caller (DESIGN §6 "Name availability"). Every check is
+ * Whether a domain name is free for the caller (docs/design.md#6-name-availability). Every check is
  * one indexed lookup (by name, or by parent name), never a scan. The answer names a conflict by
  * its type and a relative owner only: never an id or a name the caller did not send.
  */

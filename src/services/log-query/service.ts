@@ -71,7 +71,10 @@ interface Unit {
   exact: boolean;
 }
 
-/** The log query (spec endpoint 2): resolve sources, query them concurrently, merge newest first, cut a page. */
+/**
+ * The log query (operation 2, docs/design.md#2-log-query): resolve sources, query them concurrently, merge newest
+ * first, cut a page.
+ */
 export class LogQueryService {
   /** Sources queried at once across all requests of this process, handed out round-robin by organization. */
   private readonly gate: FairQueue;

@@ -95,8 +95,8 @@ export interface OpenOptions {
 }
 
 /**
- * The log stream (operation 4, docs/design.md#4-log-stream): history, then optionally the live tail, as a stream of events; `http/`
- * sends them as server-sent events.
+ * The log stream (operation 4, docs/design.md#4-log-stream): history, then optionally the live tail, as a stream of
+ * events; `http/` sends them as server-sent events.
  */
 export class LogStreamService {
   readonly hub: TailHub;

@@ -1,4 +1,4 @@
--- The whole data model of DESIGN §7. Ids are the caller's (fixtures) or
+-- The whole data model of docs/design.md#data-model-and-fixtures. Ids are the caller's (fixtures) or
 -- assigned by Berth; all text so fixtures may use readable ids.
 
 CREATE TABLE organizations (

@@ -1,5 +1,6 @@
--- AWS quotas held for the whole cluster (DESIGN §8, §9): every replica draws on the same rows, keyed by strings the
--- caller composes from the AWS account id and region (several Berth cloud accounts may be one AWS account).
+-- AWS quotas held for the whole cluster (docs/design.md#aws-facts and #scale): every replica draws on the same
+-- rows, keyed by strings the caller composes from the AWS account id and region (several Berth cloud accounts may
+-- be one AWS account).
 -- See src/store/aws-quotas.ts.
 
 -- An evenly spaced request rate (FilterLogEvents): `next_at` is the earliest time, by the database's clock, the next

@@ -1,4 +1,5 @@
-// "Another organization's object answers exactly like one that does not exist" (DESIGN §4), case by case.
+// "Another organization's object answers exactly like one that does not exist"
+// (docs/design.md#identity-tokens-and-permissions), case by case.
 import { TOKENS } from '../../support/world.js';
 import { cell, comparable, send, streamedMessages, type Http, type Outcome, type Probe } from './isolation-http.js';
 import { streamPath, type Minted } from './isolation-matrix.js';

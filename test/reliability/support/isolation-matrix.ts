@@ -22,9 +22,12 @@ export interface CallerKind {
   who: string;
   /** The Authorization header sent, if any. */
   authorization?: string;
-  /** Unauthenticated callers: the 401 code DESIGN §4 gives them. */
+  /** Unauthenticated callers: the 401 code docs/design.md#identity-tokens-and-permissions gives them. */
   rejected?: 'auth:token:missing' | 'auth:token:invalid';
-  /** The role the key gives in each organization (after its scope): what DESIGN §4 decides by. */
+  /**
+   * The role the key gives in each organization (after its scope): what docs/design.md#identity-tokens-and-permissions
+   * decides by.
+   */
   roles?: Partial<Record<Org, Role>>;
   /** Where `POST /module-categories` creates for this caller: the key's organization, or a global category. */
   createsIn?: Org | 'global';
@@ -158,7 +161,7 @@ export interface Minted {
   apiKey: Record<Org, string>;
 }
 
-/** How DESIGN §4 decides a route. */
+/** How docs/design.md#identity-tokens-and-permissions decides a route. */
 type Access =
   | { kind: 'public' }
   /** Any membership of org A reads; another organization's caller gets the not-found answer. */
@@ -436,8 +439,8 @@ export const ROWS: Row[] = [
 ];
 
 /**
- * The answer DESIGN §4 prescribes for a caller on a row: the model the observed matrix must match, so a
- * regenerated document cannot quietly bless a hole.
+ * The answer docs/design.md#identity-tokens-and-permissions prescribes for a caller on a row: the model the observed
+ * matrix must match, so a regenerated document cannot quietly bless a hole.
  */
 export function prescribed(row: Row, caller: CallerKind): string {
   const { access } = row;
