@@ -9,10 +9,14 @@ export interface LogQueryState {
   rows: LogRow[];
   result?: LogQueryResult;
   histogram?: HistogramResult;
+  /** The histogram of the current view failed (or its query did): its counts are not known. */
+  histogramFailed: boolean;
   window?: { startMs: number; endMs: number };
   nextEndTimeMs: number;
   loading: boolean;
   error?: string;
+  /** The rows are those of an earlier view: the query of the current one failed. */
+  stale: boolean;
   loadOlder: () => void;
 }
 
@@ -26,15 +30,20 @@ export function queryBody(view: View, window: { startMs: number; endMs: number }
   return body;
 }
 
-/** Runs the view's query and histogram whenever the view changes; "older" pages follow `nextEndTimeMs`. */
-export function useLogQuery(api: Api, view: View, enabled: boolean): LogQueryState {
+/**
+ * Runs the view's query and histogram whenever the view changes, or `run` does (Run again: a relative range then
+ * means up to now); "older" pages follow `nextEndTimeMs`.
+ */
+export function useLogQuery(api: Api, view: View, enabled: boolean, run = 0): LogQueryState {
   const [rows, setRows] = useState<LogRow[]>([]);
   const [result, setResult] = useState<LogQueryResult>();
   const [histogram, setHistogram] = useState<HistogramResult>();
+  const [histogramFailed, setHistogramFailed] = useState(false);
   const [window, setWindow] = useState<{ startMs: number; endMs: number }>();
   const [nextEndTimeMs, setNext] = useState(0);
   const [loading, setLoading] = useState(false);
   const [error, setError] = useState<string>();
+  const [stale, setStale] = useState(false);
   const running = useRef<AbortController | undefined>(undefined);
   const key = JSON.stringify([
     view.environmentId,
@@ -54,25 +63,39 @@ export function useLogQuery(api: Api, view: View, enabled: boolean): LogQuerySta
     setWindow(w);
     setLoading(true);
     setError(undefined);
+    setHistogram(undefined);
+    setHistogramFailed(false);
     const fail = (e: Error) => {
-      if (!abort.signal.aborted) setError(e.message);
+      if (abort.signal.aborted) return;
+      setError(e.message);
+      setHistogramFailed(true);
     };
-    api.histogram({ ...body, buckets: BUCKETS }, abort.signal).then(setHistogram, (e: Error) => {
-      setHistogram(undefined);
-      fail(e);
-    });
+    api.histogram({ ...body, buckets: BUCKETS }, abort.signal).then((h) => {
+      if (!abort.signal.aborted) setHistogram(h);
+    }, fail);
     api
       .query(body, abort.signal)
-      .then((r) => {
-        setResult(r);
-        setRows(r.rows);
-        setNext(r.nextEndTimeMs);
-      }, fail)
+      .then(
+        (r) => {
+          if (abort.signal.aborted) return;
+          setResult(r);
+          setRows(r.rows);
+          setNext(r.nextEndTimeMs);
+          setStale(false);
+        },
+        (e: Error) => {
+          if (abort.signal.aborted) return;
+          fail(e);
+          // What the table holds answered another view: it stays, marked as such, until a query succeeds.
+          setStale(true);
+          setNext(0);
+        },
+      )
       .finally(() => {
         if (!abort.signal.aborted) setLoading(false);
       });
     return () => abort.abort();
-  }, [api, key, enabled]);
+  }, [api, key, enabled, run]);
 
   const loadOlder = () => {
     if (window === undefined || nextEndTimeMs === 0) return;
@@ -89,7 +112,7 @@ export function useLogQuery(api: Api, view: View, enabled: boolean): LogQuerySta
           setNext(r.nextEndTimeMs);
         },
         (e: Error) => {
-          if (!abort.signal.aborted) setError(e.message);
+          if (!abort.signal.aborted) setError(`Older rows could not be loaded: ${e.message}`);
         },
       )
       .finally(() => {
@@ -97,5 +120,5 @@ export function useLogQuery(api: Api, view: View, enabled: boolean): LogQuerySta
       });
   };
 
-  return { rows, result, histogram, window, nextEndTimeMs, loading, error, loadOlder };
+  return { rows, result, histogram, histogramFailed, window, nextEndTimeMs, loading, error, stale, loadOlder };
 }

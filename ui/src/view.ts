@@ -7,8 +7,9 @@ import type { FilterNode } from '../../src/core/filter-tree/schema.js';
 export const PRESETS = [
   { id: '5m', label: 'Last 5 minutes', ms: 5 * 60_000 },
   { id: '15m', label: 'Last 15 minutes', ms: 15 * 60_000 },
-  { id: '1h', label: 'Last hour', ms: 60 * 60_000 },
-  { id: '6h', label: 'Last 6 hours', ms: 6 * 60 * 60_000 },
+  { id: '1h', label: 'Last 1 hour', ms: 60 * 60_000 },
+  { id: '3h', label: 'Last 3 hours', ms: 3 * 60 * 60_000 },
+  { id: '12h', label: 'Last 12 hours', ms: 12 * 60 * 60_000 },
   { id: '24h', label: 'Last 24 hours', ms: 24 * 60 * 60_000 },
   { id: '7d', label: 'Last 7 days', ms: 7 * 24 * 60 * 60_000 },
 ] as const;
@@ -25,16 +26,19 @@ export interface View {
   filter: FilterNode;
 }
 
+/** The range of a first visit and of a link without one. */
+export const DEFAULT_PRESET = '1h';
+
 export const EMPTY_VIEW: View = {
   logSourceKeys: [],
-  range: { kind: 'relative', preset: '15m' },
+  range: { kind: 'relative', preset: DEFAULT_PRESET },
   filter: { kind: 'all' },
 };
 
 /** The window a range means now, epoch ms, both ends inclusive. */
 export function windowOf(range: TimeRange, now = Date.now()): { startMs: number; endMs: number } {
   if (range.kind === 'absolute') return { startMs: range.startMs, endMs: range.endMs };
-  const preset = PRESETS.find((p) => p.id === range.preset) ?? PRESETS[1];
+  const preset = PRESETS.find((p) => p.id === range.preset) ?? PRESETS[2];
   return { startMs: now - preset.ms, endMs: now };
 }
 
@@ -60,7 +64,7 @@ export function viewFromSearch(search: string): View {
   const range: TimeRange =
     p.has('from') && p.has('to') && Number.isSafeInteger(from) && Number.isSafeInteger(to) && from <= to
       ? { kind: 'absolute', startMs: from, endMs: to }
-      : { kind: 'relative', preset: PRESETS.some((x) => x.id === p.get('range')) ? p.get('range')! : '15m' };
+      : { kind: 'relative', preset: PRESETS.some((x) => x.id === p.get('range')) ? p.get('range')! : DEFAULT_PRESET };
   let filter: FilterNode = { kind: 'all' };
   const raw = p.get('filter');
   if (raw !== null) {
@@ -84,25 +88,58 @@ export function viewFromSearch(search: string): View {
 
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');
 
-/** Local time with milliseconds, e.g. 2026-11-24 13:05:09.123 */
-export function formatLocal(ms: number): string {
+/**
+ * The one way the page writes a time: local, 24-hour, `YYYY-MM-DD HH:mm:ss` (the table adds `.mmm`). Native
+ * date-time inputs are not used: they follow the browser's locale (e.g. "05:33:41 PM").
+ */
+export function formatSeconds(ms: number): string {
   const d = new Date(ms);
   return (
     `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ` +
-    `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`
+    `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`
   );
+}
+
+/** Local time with milliseconds, e.g. 2026-11-24 13:05:09.123 */
+export function formatLocal(ms: number): string {
+  return `${formatSeconds(ms)}.${pad(new Date(ms).getMilliseconds(), 3)}`;
 }
 
 export function formatUtc(ms: number): string {
   return `${new Date(ms).toISOString().replace('T', ' ').replace('Z', '')} UTC`;
 }
 
-/** `<input type="datetime-local">` value for epoch ms (local time, seconds precision). */
-export function toDateTimeLocal(ms: number): string {
-  return formatLocal(ms).slice(0, 19).replace(' ', 'T');
+const LOCAL_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2}))?)?$/;
+
+/**
+ * Epoch ms of a local time written `YYYY-MM-DD HH:mm:ss` (seconds, or the whole time of day, may be left out);
+ * an error message when it is not one (e.g. 2026-02-30, 24:00).
+ */
+export function parseLocalTime(text: string): { ok: true; ms: number } | { ok: false; error: string } {
+  const m = LOCAL_TIME.exec(text.trim());
+  if (m === null) return { ok: false, error: 'Write a time as YYYY-MM-DD HH:mm:ss, e.g. 2026-11-27 09:30:00' };
+  const [y, mo, d, h = 0, mi = 0, s = 0] = m.slice(1).map((x) => (x === undefined ? undefined : Number(x)));
+  const date = new Date(y!, mo! - 1, d!, h, mi, s);
+  const same =
+    date.getFullYear() === y &&
+    date.getMonth() === mo! - 1 &&
+    date.getDate() === d &&
+    date.getHours() === h &&
+    date.getMinutes() === mi &&
+    date.getSeconds() === s;
+  // A local time that does not exist (a day past the month's end, 24:00, a time skipped by a clock change).
+  if (!same) return { ok: false, error: `${text.trim()} is not a valid local time` };
+  return { ok: true, ms: date.getTime() };
 }
 
-export function fromDateTimeLocal(value: string): number | undefined {
-  const ms = new Date(value).getTime();
-  return Number.isFinite(ms) ? ms : undefined;
+/** How a range reads in the toolbar: the preset's label, or its two ends. */
+export function rangeLabel(range: TimeRange): string {
+  if (range.kind === 'relative') return PRESETS.find((p) => p.id === range.preset)?.label ?? range.preset;
+  return `${formatSeconds(range.startMs)} → ${formatSeconds(range.endMs)}`;
+}
+
+/** The next wider preset than the window `range` means (for "widen the range"), or undefined at the widest. */
+export function widerPreset(range: TimeRange, now = Date.now()): string | undefined {
+  const { startMs, endMs } = windowOf(range, now);
+  return PRESETS.find((p) => p.ms > endMs - startMs + 1 && (range.kind === 'relative' || now - p.ms <= startMs))?.id;
 }

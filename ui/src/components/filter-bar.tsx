@@ -1,80 +1,123 @@
-import { useEffect, useMemo, useState } from 'preact/hooks';
-import type { FilterNode } from '../../../src/core/filter-tree/schema.js';
-import { invalidRegex } from '../lib/filter-regex.js';
-import { formatFilterText, parseFilterText } from '../lib/filter-text.js';
-import { unsupportedByPath } from '../lib/unsupported.js';
-import { FilterEditor } from './filter-editor.js';
+import { useEffect, useRef } from 'preact/hooks';
+import type { RecentQuery } from '../lib/recent.js';
+import { FilterHelp } from './filter-help.js';
+import { Popover } from './popover.js';
 
 interface Props {
-  filter: FilterNode;
-  unsupported: string[];
-  onChange: (filter: FilterNode) => void;
+  text: string;
+  onText: (text: string) => void;
+  /** Runs the line (Enter, Run, an example, a recent query's filter). */
+  onRun: (text: string) => void;
+  error?: string;
+  /** The filter is a tree the line cannot spell. */
+  treeOnly: boolean;
+  recent: RecentQuery[];
+  onRecent: (entry: RecentQuery) => void;
+  recentOpen: boolean;
+  onRecentOpen: (open: boolean) => void;
 }
 
-/** The one-line filter for the common case, and the tree editor for the rest; both edit the same `filter`. */
-export function FilterBar({ filter, unsupported, onChange }: Props) {
-  const spelled = formatFilterText(filter);
-  const [text, setText] = useState(spelled ?? '');
-  const [error, setError] = useState<string>();
-  const [tree, setTree] = useState(spelled === undefined);
-  const reasons = useMemo(() => unsupportedByPath(unsupported), [unsupported]);
+export const PLACEHOLDER = 'timeout level:error,warn stream:web/* status>=500 -"health check"';
 
-  // Reasons are shown at their predicates: in the tree.
-  useEffect(() => {
-    if (reasons.size > 0) setTree(true);
-  }, [reasons]);
-
-  // The tree editor (or a shared link) changed the filter: the line follows when it can spell it.
-  useEffect(() => {
-    const s = formatFilterText(filter);
-    if (s !== undefined) setText(s);
-  }, [filter]);
-
-  const apply = async () => {
-    const parsed = parseFilterText(text);
-    if (!parsed.ok) return setError(`${parsed.error} (at character ${parsed.at + 1})`);
-    const bad = await invalidRegex(parsed.filter);
-    if (bad !== undefined) return setError(`Invalid regex /${bad.value}/: ${bad.message}`);
-    setError(undefined);
-    onChange(parsed.filter);
-  };
-
+/** The one-line filter, its syntax help, recent queries and Run: one form of the toolbar. */
+export function FilterBox({ text, onText, onRun, error, treeOnly, recent, onRecent, recentOpen, onRecentOpen }: Props) {
   return (
-    <section class="filter" aria-label="Filtering">
-      <form
-        class="filter-line"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void apply();
+    <form
+      class="filter-form"
+      onSubmit={(e) => {
+        e.preventDefault();
+        onRun(text);
+      }}
+    >
+      <label for="filter-text" class="visually-hidden">
+        Filter
+      </label>
+      <input
+        id="filter-text"
+        type="search"
+        spellcheck={false}
+        autocomplete="off"
+        placeholder={treeOnly ? 'edited as a tree' : PLACEHOLDER}
+        title="Filter (press / to come here, ↓ for recent queries)"
+        value={text}
+        aria-invalid={error !== undefined}
+        aria-describedby={error ? 'filter-error' : undefined}
+        onInput={(e) => onText(e.currentTarget.value)}
+        onKeyDown={(e) => {
+          if (e.key === 'ArrowDown' && recent.length > 0) {
+            e.preventDefault();
+            onRecentOpen(true);
+          }
         }}
+      />
+      <Popover class="help" label="?" ariaLabel="Filter syntax help" title="Filter syntax and examples" align="end">
+        {(close) => (
+          <FilterHelp
+            onExample={(example) => {
+              close();
+              onText(example);
+              onRun(example);
+            }}
+          />
+        )}
+      </Popover>
+      <Popover
+        class="recent"
+        label="↺"
+        ariaLabel="Recent queries"
+        title="Recent queries (↓ in the filter box)"
+        align="end"
+        open={recentOpen}
+        onOpenChange={onRecentOpen}
       >
-        <label for="filter-text">Filter</label>
-        <input
-          id="filter-text"
-          type="search"
-          spellcheck={false}
-          placeholder={spelled === undefined ? 'edited as a tree' : 'timeout level:error,warn stream:web/* status>=500'}
-          value={text}
-          aria-invalid={error !== undefined}
-          aria-describedby={error ? 'filter-error' : undefined}
-          onInput={(e) => setText(e.currentTarget.value)}
-        />
-        <button type="submit">Apply</button>
-        <button type="button" aria-expanded={tree} onClick={() => setTree(!tree)}>
-          {tree ? 'Hide tree' : 'Edit as tree'}
-        </button>
-      </form>
-      {error && (
-        <p id="filter-error" class="error" role="alert">
-          {error}
-        </p>
-      )}
-      {tree && <FilterEditor filter={filter} reasons={reasons} onChange={onChange} />}
-      {unsupported.length > 0 && (
-        <div class="banner unsupported-banner" role="status" data-testid="unsupported-banner">
-          The results are broader than the filter: {unsupported.join('; ')}
-        </div>
-      )}
-    </section>
+        {(close) =>
+          recent.length === 0 ? (
+            <p class="hint recent-empty">Queries you run appear here.</p>
+          ) : (
+            <RecentList
+              recent={recent}
+              onPick={(r) => {
+                close();
+                onRecent(r);
+              }}
+            />
+          )
+        }
+      </Popover>
+      <button type="submit" class="primary">
+        Run
+      </button>
+    </form>
+  );
+}
+
+function RecentList({ recent, onPick }: { recent: RecentQuery[]; onPick: (r: RecentQuery) => void }) {
+  const list = useRef<HTMLUListElement>(null);
+  // Opened from the filter box with ↓: the first entry takes the focus; ↑/↓ move between entries.
+  useEffect(() => list.current?.querySelector('button')?.focus(), []);
+  return (
+    <ul
+      class="recent-list"
+      aria-label="Recent queries"
+      ref={list}
+      onKeyDown={(e) => {
+        if (e.key !== 'ArrowDown' && e.key !== 'ArrowUp') return;
+        e.preventDefault();
+        const buttons = [...(list.current?.querySelectorAll('button') ?? [])];
+        const i = buttons.indexOf(document.activeElement as HTMLButtonElement);
+        buttons[Math.max(0, Math.min(buttons.length - 1, i + (e.key === 'ArrowDown' ? 1 : -1)))]?.focus();
+      }}
+    >
+      {recent.map((r) => (
+        <li key={r.search}>
+          <button type="button" onClick={() => onPick(r)}>
+            <code>{r.filterText === '' ? '(no filter)' : r.filterText}</code>
+            <span class="hint">
+              {r.rangeLabel} · {r.sourceLabel}
+            </span>
+          </button>
+        </li>
+      ))}
+    </ul>
   );
 }

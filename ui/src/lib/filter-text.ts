@@ -6,7 +6,7 @@ import { NUMBER, OPS } from './filter-text-format.js';
 export { formatFilterText } from './filter-text-format.js';
 
 /*
- * The one-line filter syntax: a spelling of the API's filter tree (DESIGN §6) for the common case.
+ * The one-line filter syntax: a spelling of the API's filter tree (docs/design.md#2-log-query) for the common case.
  *
  *   timeout "connection reset"     text contains (case-insensitive); terms side by side are ANDed
  *   a OR b                         or; AND binds tighter than OR:  a b OR c  is  (a AND b) OR c
@@ -25,7 +25,8 @@ export { formatFilterText } from './filter-text-format.js';
  *   @level:exists                  a leading @ forces a field (needed for the paths `level` and `stream`)
  *
  * A bare word is any run of characters other than white space, parentheses and `"`; one that does not
- * start like another term (`-`, `=`, `^`, `~`, `/`, `@`, `level:`, `stream:`, `path=` …) is text. `OR`,
+ * start like another term (`-`, `=`, `^`, `~`, `/`, `@`, `level:`, `stream:`, `path=` …) is text. A word
+ * starting `name:` with any other name (`msg:x`) is an error, not text: quote it (`"msg:x"`) to search for it. `OR`,
  * `AND`, `NOT` are keywords only in capitals; quote them to search for them.
  * formatFilterText spells every tree except one-child and/or groups, empty groups, empty level or `in`
  * lists and non-finite numbers; parseFilterText(formatFilterText(t)) deep-equals t.
@@ -47,6 +48,20 @@ const FIELD_HEAD = new RegExp(
   'y',
 );
 const DELIM = /[\s()"]/;
+/**
+ * `name:` where a term starts, other than `level:`, `stream:` and a field's `:exists` or `:in(`: a prefix the
+ * syntax does not have (`msg:"cache miss"`). Refused rather than searched for as text, which is rarely what was
+ * meant. A colon followed by `/` (`http://…`) is text.
+ */
+const UNKNOWN_PREFIX = /([A-Za-z_][\w.-]*):(?!\/)/y;
+
+function unknownPrefix(name: string, text: string, after: number): string {
+  const rest = text.slice(after).match(/^("(?:[^"\\]|\\.)*"|[^\s()"]+)?/)?.[0] || '"…"';
+  return (
+    `unknown prefix ${name}: (the prefixes are level: and stream:). ` +
+    `For a JSON field write ${name}=${rest} or ${name}*=${rest}; to search for the text, quote it: "${name}:"`
+  );
+}
 
 class Parser {
   pos = 0;
@@ -143,6 +158,9 @@ class Parser {
     if (lower === 'stream:') return this.stream();
     FIELD_HEAD.lastIndex = this.pos;
     if (FIELD_HEAD.test(this.text)) return this.field(false);
+    UNKNOWN_PREFIX.lastIndex = this.pos;
+    const unknown = UNKNOWN_PREFIX.exec(this.text);
+    if (unknown !== null) throw new Fail(unknownPrefix(unknown[1]!, this.text, UNKNOWN_PREFIX.lastIndex), start);
     const word = this.run(DELIM);
     return word === '*' ? { kind: 'all' } : { kind: 'text', op: 'contains', value: word };
   }

@@ -27,7 +27,7 @@ export function streamUrl(baseUrl: string, group: TailGroup, startTime: number):
   const q = new URLSearchParams({ accountId: group.accountId, region: group.region, tail: 'true' });
   q.set('startTime', String(startTime));
   for (const g of group.logGroups) q.append('logGroups', g);
-  if (group.logStreamPrefix) q.set('logStreamPrefix', group.logStreamPrefix);
+  if (group.logStreamPrefix !== undefined) q.set('logStreamPrefix', group.logStreamPrefix);
   for (const n of group.logStreamNames ?? []) q.append('logStreamNames', n);
   if (group.filterPattern) q.set('filterPattern', group.filterPattern);
   return `${baseUrl}/cloud/logs/stream?${q}`;

@@ -3,7 +3,7 @@ import type { Level } from '../../../src/core/log-level.js';
 
 export type TailState = 'connecting' | 'live' | 'reconnecting' | 'paused' | 'ended' | 'error';
 
-/** Berth's error object (DESIGN.md §3), or one this client makes with a `client:stream:*` code. */
+/** Berth's error object (docs/design.md#errors), or one this client makes with a `client:stream:*` code. */
 export interface ApiError {
   code: string;
   message: string;
@@ -19,7 +19,7 @@ export interface TailGroup {
   accountId: string;
   region: string;
   logGroups: string[];
-  /** Exactly one of logStreamPrefix (non-empty) and logStreamNames: the server answers 400 otherwise. */
+  /** Exactly one of logStreamPrefix and logStreamNames; an empty prefix: every stream of the log groups. */
   logStreamPrefix?: string;
   logStreamNames?: string[];
   /** CloudWatch Logs filter pattern; empty or absent: every event. */
@@ -28,6 +28,8 @@ export interface TailGroup {
 
 /** A log event as the stream sends it (times as ISO 8601 UTC strings), with a key unique in the page. */
 export interface TailEvent {
+  /** The event's log group, when the server names it (a stream may read several). */
+  logGroupName?: string;
   logStreamName: string;
   message: string;
   timestamp: string;
