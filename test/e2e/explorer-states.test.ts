@@ -371,9 +371,12 @@ describe.sequential('the log explorer’s redesign in Chromium', () => {
     await settled(page);
     await runFilter(page, 'level:warn');
     await settled(page);
-    const stored = await page.evaluate(() => localStorage.getItem('berth.recent-queries'));
-    expect(SECRETS.some((s) => stored!.includes(s))).toBe(false);
-    expect(JSON.parse(stored!).map((e: { filterText: string }) => e.filterText)).toEqual(['level:warn', 'payment']);
+    const stored = () => page.evaluate(() => localStorage.getItem('berth.recent-queries') ?? '[]');
+    await expect
+      .poll(async () => JSON.parse(await stored()).map((e: { filterText: string }) => e.filterText))
+      .toEqual(['level:warn', 'payment']);
+    const text = await stored();
+    expect(SECRETS.some((s) => text.includes(s))).toBe(false);
 
     const box = page.getByRole('searchbox', { name: 'Filter' });
     await box.focus();

@@ -207,7 +207,7 @@ function RowFilters({ row, onFilter }: { row: TableRow; onFilter: (node: FilterN
   ];
   return (
     // A group of buttons, not a nested list: the table's rows stay its only list items.
-    <div class="row-filters" role="group" aria-label="Filter by this row">
+    <fieldset class="row-filters" aria-label="Filter by this row">
       {items.map(({ label, node }) => (
         <div class="row-filter" key={label}>
           <button type="button" class="icon" aria-label={`Filter for ${label}`} onClick={() => onFilter(node)}>
@@ -224,7 +224,7 @@ function RowFilters({ row, onFilter }: { row: TableRow; onFilter: (node: FilterN
           <code>{label}</code>
         </div>
       ))}
-    </div>
+    </fieldset>
   );
 }
 
