@@ -12,7 +12,7 @@ import {
   type IngestEvent,
   type IngestTarget,
 } from '../services/log-ingest.js';
-import { strictAjv } from '../http/validation.js';
+import { strictAjv } from '../core/validation.js';
 import { CliError } from './cli-error.js';
 import { describeFailure, postJson, serverTarget, serverToken } from './server-client.js';
 

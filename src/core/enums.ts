@@ -72,7 +72,6 @@ export const ConflictOwnerSchema = literalUnion(CONFLICT_OWNERS);
 
 /** How a name that is not available conflicts. */
 export const CONFLICT_TYPES = ['EXACT', 'WILDCARD', 'SUBDOMAIN', 'RESERVED'] as const;
-export type ConflictType = (typeof CONFLICT_TYPES)[number];
 export const ConflictTypeSchema = literalUnion(CONFLICT_TYPES);
 
 /** Levels of log events Berth reports, most to least verbose, then UNKNOWN. */
@@ -81,7 +80,6 @@ export const LogLevelSchema = literalUnion(LOG_LEVELS);
 
 /** Levels of Berth's own log (pino's names). */
 export const SERVER_LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-export type ServerLogLevel = (typeof SERVER_LOG_LEVELS)[number];
 
 export interface ClosedSetSchema {
   const?: unknown;

@@ -18,9 +18,3 @@ export function generateToken(keyId: string): string {
 export function generateKeyId(): string {
   return `key${randomBytes(8).toString('hex')}`;
 }
-
-/** For logs: enough to recognise a token, never enough to use it. */
-export function redactToken(token: string): string {
-  const m = /^berth_([^_]+)_/.exec(token);
-  return m ? `berth_${m[1]}_…` : '…';
-}

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertLocalEvents } from '../../src/store/repositories/log-events.js';
 import type { CloudAccount } from '../../src/core/log-query/types.js';
 import { LocalStreamSource, type LocalCursor } from '../../src/providers/local/log-stream-source.js';
-import { encodeEventId } from '../../src/services/log-stream/service.js';
+import { encodeEventId } from '../../src/services/log-stream/resume-id.js';
 import { predicateFilter, type MessageFilter, type StreamQuery } from '../../src/providers/log-stream-source.js';
 import type { StreamSelector } from '../../src/core/log-query/types.js';
 import type { Tables } from '../../src/store/schema.js';

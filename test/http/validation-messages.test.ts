@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { literalUnion, SERVER_LOG_LEVELS } from '../../src/core/enums.js';
 import { Text } from '../../src/core/schemas/common.js';
-import { describeValidationErrors, strictAjv } from '../../src/http/validation.js';
+import { describeValidationErrors, strictAjv } from '../../src/core/validation.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { TOKENS } from '../support/world.js';
 

@@ -8,7 +8,7 @@ import {
   type StreamQuery,
   type StreamSource,
 } from '../../src/providers/log-stream-source.js';
-import { encodeEventId } from '../../src/services/log-stream/service.js';
+import { encodeEventId } from '../../src/services/log-stream/resume-id.js';
 import { LogStream, type LogStreamEvent, type StreamPlan } from '../../src/services/log-stream/stream.js';
 import { TailHub } from '../../src/services/log-stream/tail-hub.js';
 

@@ -5,7 +5,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import { AppError, appError, databaseUnavailable, renderError, type ErrorCode } from '../../core/errors.js';
 import { isDatabaseUnavailable } from '../../core/database-unavailable.js';
-import { describeValidationErrors } from '../validation.js';
+import { describeValidationErrors } from '../../core/validation.js';
 
 /** On every response, error or not, including the ones written below Fastify. */
 export const SECURITY_HEADERS = { 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' } as const;
