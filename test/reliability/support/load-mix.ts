@@ -235,5 +235,3 @@ export const OPERATIONS: LoadOperation[] = [
   },
   { name: 'readyz', connections: 2, rate: 10, status: 200, build: () => ({ method: 'GET', path: '/readyz' }) },
 ];
-
-export const FULL_CONNECTIONS = OPERATIONS.reduce((sum, op) => sum + op.connections, 0);
