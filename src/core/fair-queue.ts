@@ -1,3 +1,5 @@
+import { RoundRobin } from './round-robin.js';
+
 /**
  * A bound on concurrent work shared fairly: at most `max` run at once, at most `perGroup` of one group
  * (an organization) and `perMember` of one member (a principal) within a group: a member of several groups has a
@@ -56,9 +58,8 @@ export class FairQueue {
   readonly #groups = new Map<string, Group>();
   /** Running work by member within its group (`memberKey`). */
   readonly #members = new Map<string, number>();
-  /** Groups with waiting work, in turn order; the next turn starts at `#turn`. */
-  #ring: string[] = [];
-  #turn = 0;
+  /** Groups with waiting work, taking turns. */
+  readonly #round = new RoundRobin<string>();
   #running = 0;
   #waiting = 0;
 
@@ -191,7 +192,7 @@ export class FairQueue {
 
   #enqueue(waiter: Waiter): void {
     const group = this.#groupOf(waiter.claim.group);
-    if (group.waiting.length === 0) this.#ring.push(waiter.claim.group);
+    if (group.waiting.length === 0) this.#round.join(waiter.claim.group);
     group.waiting.push(waiter);
     this.#waiting += 1;
   }
@@ -203,18 +204,10 @@ export class FairQueue {
     if (i < 0) return;
     group.waiting.splice(i, 1);
     this.#waiting -= 1;
-    if (group.waiting.length === 0) this.#dropFromRing(waiter.claim.group);
+    if (group.waiting.length === 0) this.#round.leave(waiter.claim.group);
     this.#forget(waiter.claim.group, group);
     // A waiter that leaves may have blocked others of its group behind a full member share.
     this.#dispatch();
-  }
-
-  #dropFromRing(name: string): void {
-    const i = this.#ring.indexOf(name);
-    if (i < 0) return;
-    this.#ring.splice(i, 1);
-    if (i < this.#turn) this.#turn -= 1;
-    if (this.#turn >= this.#ring.length) this.#turn = 0;
   }
 
   #forget(name: string, group: Group): void {
@@ -223,29 +216,22 @@ export class FairQueue {
 
   /** Starts waiting work while slots are free, one group per turn. */
   #dispatch(): void {
-    while (this.#running < this.#limits.max && this.#ring.length > 0) {
-      let served = false;
-      for (let step = 0; step < this.#ring.length && !served; step++) {
-        const index = (this.#turn + step) % this.#ring.length;
-        const name = this.#ring[index]!;
+    while (this.#running < this.#limits.max) {
+      // A group takes its turn with its first waiter that every share allows.
+      const served = this.#round.next((name) => {
         const group = this.#groups.get(name)!;
-        if (group.running >= this.#limits.perGroup) continue;
+        if (group.running >= this.#limits.perGroup) return undefined;
         const at = group.waiting.findIndex((w) => this.#fullShare(w.claim) === undefined);
-        if (at < 0) continue;
-        const [waiter] = group.waiting.splice(at, 1);
-        this.#waiting -= 1;
-        waiter!.settled = true;
-        const release = this.#start(waiter!.claim);
-        if (group.waiting.length === 0) {
-          this.#ring.splice(index, 1);
-          this.#turn = this.#ring.length === 0 ? 0 : index % this.#ring.length;
-        } else {
-          this.#turn = (index + 1) % this.#ring.length;
-        }
-        waiter!.grant(release);
-        served = true;
-      }
-      if (!served) return;
+        return at < 0 ? undefined : { name, group, at };
+      });
+      if (served === undefined) return;
+      const { name, group, at } = served;
+      const [waiter] = group.waiting.splice(at, 1);
+      this.#waiting -= 1;
+      waiter!.settled = true;
+      const release = this.#start(waiter!.claim);
+      if (group.waiting.length === 0) this.#round.leave(name);
+      waiter!.grant(release);
     }
   }
 }

@@ -1,5 +1,6 @@
-import pg from 'pg';
-import { CONNECT_TIMEOUT_MS, type Db, type Store } from './db.js';
+import { Listeners } from '../core/listeners.js';
+import type { Db, Store } from './db.js';
+import { PgListen } from './pg-listen.js';
 import type { PGliteSupervisor } from './pglite-supervisor.js';
 
 /** The channel migration 004's triggers notify, with the written table's name as the payload. */
@@ -50,7 +51,7 @@ export function openChangeFeed(store: Store, options: ChangeFeedOptions = {}): C
 }
 
 abstract class BaseChangeFeed implements ChangeFeed {
-  readonly #listeners = new Set<(event: ChangeEvent) => void>();
+  readonly #listeners = new Listeners<[ChangeEvent]>();
   #listening = false;
   protected closed = false;
 
@@ -61,115 +62,46 @@ abstract class BaseChangeFeed implements ChangeFeed {
   }
 
   subscribe(listener: (event: ChangeEvent) => void): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    return this.#listeners.add(listener);
   }
 
   abstract settle(): Promise<void>;
   abstract close(): Promise<void>;
 
   protected changed(payload: string): void {
-    if (payload !== '') this.#emit({ kind: 'changed', table: payload });
+    if (payload !== '') this.#listeners.emit({ kind: 'changed', table: payload });
   }
 
   protected setListening(listening: boolean, error?: unknown): void {
     if (this.#listening === listening) return;
     this.#listening = listening;
-    this.#emit(listening ? { kind: 'listening' } : { kind: 'lost', error });
-  }
-
-  #emit(event: ChangeEvent): void {
-    for (const listener of this.#listeners) {
-      try {
-        listener(event);
-      } catch {
-        // One failing listener must not keep the event from the others.
-      }
-    }
+    this.#listeners.emit(listening ? { kind: 'listening' } : { kind: 'lost', error });
   }
 }
 
-/**
- * A dedicated connection (never one of the pool's: a pooled connection is shared and reset between users)
- * that listens, and connects again with backoff when it fails.
- */
+/** Listens on a dedicated connection (`PgListen`), which connects again with backoff when it fails. */
 class PostgresChangeFeed extends BaseChangeFeed {
-  #client: pg.Client | undefined;
-  #failures = 0;
-  #retry: NodeJS.Timeout | undefined;
-  #heartbeat: NodeJS.Timeout | undefined;
+  readonly #listen: PgListen;
   #settling = false;
   #waiters: Array<() => void> = [];
 
-  constructor(
-    private readonly url: string,
-    options: ChangeFeedOptions,
-  ) {
+  constructor(url: string, options: ChangeFeedOptions) {
     super(options);
-    void this.#connect();
-  }
-
-  async #connect(): Promise<void> {
-    this.#retry = undefined;
-    const client = new pg.Client({
-      connectionString: this.url,
-      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-      keepAlive: true,
-      // Operators (and tests) find the listener of a process in pg_stat_activity by this.
-      application_name: `berth-change-feed ${process.pid}`,
-    });
-    client.on('error', (error) => this.#drop(client, error));
-    client.on('end', () => this.#drop(client));
-    client.on('notification', (message) => {
-      if (client === this.#client && message.channel === CHANGE_CHANNEL) this.changed(message.payload ?? '');
-    });
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${CHANGE_CHANNEL}`);
-    } catch (error) {
-      this.#drop(client, error);
-      return;
-    }
-    if (this.closed) {
-      await client.end().catch(() => undefined);
-      return;
-    }
-    this.#client = client;
-    this.#failures = 0;
-    this.#heartbeat = setInterval(() => void this.#roundTrip(client), this.#heartbeatMs).unref();
-    this.setListening(true);
-  }
-
-  get #heartbeatMs(): number {
-    return this.options.heartbeatMs ?? 500;
-  }
-
-  /** `select 1` on the listening connection; one that fails or is late drops the connection. Never rejects. */
-  async #roundTrip(client: pg.Client): Promise<void> {
-    try {
-      await client.query({ text: 'select 1', query_timeout: this.#heartbeatMs } as pg.QueryConfig);
-    } catch (error) {
-      this.#drop(client, error);
-    }
-  }
-
-  /** Forgets `client` (once) and schedules the next attempt. */
-  #drop(client: pg.Client, error?: unknown): void {
-    const dropped = client as pg.Client & { berthDropped?: boolean };
-    if (dropped.berthDropped) return;
-    dropped.berthDropped = true;
-    client.end().catch(() => undefined);
-    if (client === this.#client) {
-      this.#client = undefined;
-      clearInterval(this.#heartbeat);
-    }
-    this.setListening(false, error ?? new Error('the listening connection ended'));
-    if (this.closed || this.#retry !== undefined) return;
-    const base = this.options.retryDelayMs ?? 500;
-    const delay = Math.min(base * 2 ** this.#failures, this.options.maxRetryDelayMs ?? 10_000);
-    this.#failures += 1;
-    // Jitter, so replicas that lost the database together do not come back in lockstep.
-    this.#retry = setTimeout(() => void this.#connect(), delay * (0.8 + Math.random() * 0.4)).unref();
+    this.#listen = new PgListen(
+      {
+        url,
+        channels: [CHANGE_CHANNEL],
+        // Operators (and tests) find the listener of a process in pg_stat_activity by this.
+        applicationName: `berth-change-feed ${process.pid}`,
+        heartbeatMs: options.heartbeatMs ?? 500,
+        retry: { baseMs: options.retryDelayMs ?? 500, maxMs: options.maxRetryDelayMs ?? 10_000, jitter: 0.2 },
+      },
+      {
+        notify: (_channel, payload) => this.changed(payload),
+        listening: () => this.setListening(true),
+        lost: (error) => this.setListening(false, error),
+      },
+    );
   }
 
   /**
@@ -190,9 +122,8 @@ class PostgresChangeFeed extends BaseChangeFeed {
     this.#settling = true;
     while (this.#waiters.length > 0) {
       const batch = this.#waiters.splice(0);
-      const client = this.#client;
       // A failure drops the connection, which stops the caches answering: settled too.
-      if (client !== undefined) await this.#roundTrip(client);
+      await this.#listen.roundTrip();
       for (const resolve of batch) resolve();
     }
     this.#settling = false;
@@ -202,14 +133,7 @@ class PostgresChangeFeed extends BaseChangeFeed {
     if (this.closed) return;
     this.setListening(false);
     this.closed = true;
-    clearTimeout(this.#retry);
-    clearInterval(this.#heartbeat);
-    const client = this.#client;
-    this.#client = undefined;
-    if (client !== undefined) {
-      (client as pg.Client & { berthDropped?: boolean }).berthDropped = true;
-      await client.end().catch(() => undefined);
-    }
+    await this.#listen.close();
   }
 }
 

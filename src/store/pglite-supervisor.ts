@@ -4,8 +4,10 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { CompiledQuery } from 'kysely';
+import { backoffDelay } from '../core/backoff.js';
 import { DatabaseUnavailableError } from '../core/database-unavailable.js';
 import { FairQueue, type Release } from '../core/fair-queue.js';
+import { Listeners } from '../core/listeners.js';
 import { fairnessKey } from '../core/tenant-context.js';
 import {
   type QueryReply,
@@ -74,7 +76,7 @@ export class PGliteSupervisor {
   #nextId = 1;
   readonly #pending = new Map<number, { resolve: (value?: QueryReply) => void; reject: (error: unknown) => void }>();
   readonly #listeners = new Map<number, { generation: number; onPayload: (payload: string) => void }>();
-  readonly #watchers = new Set<(generation: number | undefined) => void>();
+  readonly #watchers = new Listeners<[generation: number | undefined]>();
 
   private constructor(
     readonly dataDir: string | undefined,
@@ -119,8 +121,7 @@ export class PGliteSupervisor {
    * unwatch.
    */
   watch(watcher: (generation: number | undefined) => void): () => void {
-    this.#watchers.add(watcher);
-    return () => this.#watchers.delete(watcher);
+    return this.#watchers.add(watcher);
   }
 
   /**
@@ -378,8 +379,11 @@ export class PGliteSupervisor {
     // Node closes the files a worker opened when it ends: the dead instance's data files are not left open.
     void worker?.terminate();
     if (this.#closed || this.#first !== undefined || this.dataDir === undefined) return;
-    const delay =
-      this.#attempts === 0 ? 0 : Math.min(this.retryDelayMs * 2 ** (this.#attempts - 1), MAX_RETRY_DELAY_MS);
+    const delay = backoffDelay(this.#attempts, {
+      baseMs: this.retryDelayMs,
+      maxMs: MAX_RETRY_DELAY_MS,
+      jitter: 'none',
+    });
     this.#attempts++;
     this.#restart = setTimeout(() => this.#open(), delay).unref();
   }
@@ -390,13 +394,8 @@ export class PGliteSupervisor {
   }
 
   #tell(generation: number | undefined): void {
-    for (const watcher of this.#watchers) {
-      try {
-        watcher(generation);
-      } catch {
-        // A failing watcher must not stop the supervisor (nor the others).
-      }
-    }
+    // A failing watcher must not stop the supervisor (nor the others): Listeners drops what it throws.
+    this.#watchers.emit(generation);
   }
 }
 

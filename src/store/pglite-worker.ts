@@ -12,6 +12,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
+import { RoundRobin } from '../core/round-robin.js';
 import {
   type QueryReply,
   serializeError,
@@ -40,15 +41,15 @@ class Supervised {
   /** What PGlite's `listen` returned, by listen id. */
   readonly #listens = new Map<number, () => Promise<void>>();
   /**
-   * Requests waiting, by group, the map's order being the round-robin's; they run one after another, and a
-   * dead instance is never called, not even by one queued before it died.
+   * Requests waiting, by group; they run one after another, and a dead instance is never called, not even by
+   * one queued before it died.
    */
   readonly #waiting = new Map<string, WorkerRequest[]>();
+  /** The groups with requests waiting, taking turns. */
+  readonly #round = new RoundRobin<string>();
   /** The session whose transaction is open: its statements alone run until it ends. */
   #pinned: number | undefined;
   #draining = false;
-  /** The group served last. */
-  #lastGroup: string | undefined;
   /** `close`, run once every request sent before it has been answered. */
   #closeRequest: WorkerRequest | undefined;
 
@@ -85,8 +86,10 @@ class Supervised {
     else {
       const group = request.op === 'query' ? request.group : '';
       const queue = this.#waiting.get(group);
-      if (queue === undefined) this.#waiting.set(group, [request]);
-      else queue.push(request);
+      if (queue === undefined) {
+        this.#waiting.set(group, [request]);
+        this.#round.join(group);
+      } else queue.push(request);
     }
     if (!this.#draining) void this.#drain();
   }
@@ -119,26 +122,23 @@ class Supervised {
         const at = queue.findIndex((r) => r.op === 'query' && r.session === this.#pinned);
         if (at < 0) continue;
         const [request] = queue.splice(at, 1);
-        if (queue.length === 0) this.#waiting.delete(group);
+        this.#dropIfEmpty(group, queue);
         return request;
       }
       return undefined;
     }
-    // A group served last whose queue had emptied comes back at the head of the map: it goes after the others.
-    const [head] = this.#waiting.keys();
-    if (head !== undefined && head === this.#lastGroup && this.#waiting.size > 1) {
-      const queue = this.#waiting.get(head) as WorkerRequest[];
-      this.#waiting.delete(head);
-      this.#waiting.set(head, queue);
-    }
-    for (const [group, queue] of this.#waiting) {
-      const request = queue.shift();
-      this.#waiting.delete(group);
-      if (queue.length > 0) this.#waiting.set(group, queue);
-      this.#lastGroup = group;
-      return request;
-    }
-    return undefined;
+    const group = this.#round.next((key) => key);
+    if (group === undefined) return undefined;
+    const queue = this.#waiting.get(group) as WorkerRequest[];
+    const request = queue.shift();
+    this.#dropIfEmpty(group, queue);
+    return request;
+  }
+
+  #dropIfEmpty(group: string, queue: WorkerRequest[]): void {
+    if (queue.length > 0) return;
+    this.#waiting.delete(group);
+    this.#round.leave(group);
   }
 
   async #answer(request: WorkerRequest): Promise<void> {

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { linkSignals } from '../../core/abort.js';
+import { type BackoffPolicy, backoffDelay } from '../../core/backoff.js';
 import type { CloudAccount } from '../../core/log-query/types.js';
 import type { Logger } from '../../core/logger.js';
 import type { RawTailEvent, TailEvent, TailWindow } from '../../core/tail-window.js';
@@ -47,7 +48,8 @@ export interface LiveUpstreamOptions {
 const GROUPS_PER_SESSION = 10;
 /** A seam's fill after a sampled update reaches back this much more than the update interval (AWS: 1 s). */
 const UPDATE_SPAN_MS = 2_000;
-const MAX_BACKOFF_MS = 10_000;
+/** Reconnects that keep failing (a renewal or a seam does not count). */
+const RECONNECT_BACKOFF: BackoffPolicy = { baseMs: 250, maxMs: 10_000, jitter: 'equal' };
 /** Sessions in a row that end before they start, after which a key polls instead (the endpoint cannot do it). */
 const MAX_UNOPENED = 2;
 /** How long a key waits for free Live Tail sessions of its AWS account before it polls instead. */
@@ -77,7 +79,8 @@ export class AwsLiveUpstream {
   async run(query: StreamQuery, window: TailWindow, sink: UpstreamSink, signal: AbortSignal): Promise<void> {
     let live = this.options.liveTail;
     sink.mode(live ? 'live' : 'poll');
-    let backoff = 0;
+    /** Reconnects in a row that failed. */
+    let failures = 0;
     /** Sessions in a row that ended before they started (an endpoint that does not really speak Live Tail). */
     let unopened = 0;
     while (!signal.aborted) {
@@ -85,7 +88,7 @@ export class AwsLiveUpstream {
       try {
         if (live) await this.liveRound(query, window, sink, signal, () => (opened = true));
         else await this.pollRound(query, window, sink, signal);
-        backoff = 0;
+        failures = 0;
       } catch (failure) {
         if (signal.aborted) return;
         let error = failure;
@@ -104,7 +107,7 @@ export class AwsLiveUpstream {
         }
         if (error instanceof LiveTailEndedError) {
           // A renewal (3 h) goes at once; a reconnect backs off if it keeps failing.
-          if (error.reason !== 'timeout') backoff = Math.min(MAX_BACKOFF_MS, Math.max(250, backoff * 2));
+          if (error.reason !== 'timeout') failures += 1;
         } else if (error instanceof TailGapError) {
           await sink.fail('gap', error);
           // The window vouches for nothing until the next complete fill.
@@ -113,7 +116,7 @@ export class AwsLiveUpstream {
           await sink.fail('failed', error);
           return;
         }
-        if (backoff > 0) await sleep(backoff * (0.5 + Math.random() / 2), undefined, { signal }).catch(() => {});
+        if (failures > 0) await sleep(backoffDelay(failures, RECONNECT_BACKOFF), undefined, { signal }).catch(() => {});
       }
     }
   }

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { type BackoffPolicy, backoffDelay } from '../../core/backoff.js';
 import type { CloudAccount } from '../../core/log-query/types.js';
 import type { AwsQuotaStore, SlotLease } from '../../store/aws-quotas.js';
 
@@ -28,7 +29,7 @@ export const AWS_QUOTA_DEFAULTS: AwsQuotaLimits = {
 };
 
 /** Polling for free Live Tail sessions (a session lasts minutes to hours: no hurry). */
-const LIVE_TAIL_BACKOFF = { initialMs: 100, maxMs: 5_000 };
+const LIVE_TAIL_BACKOFF: BackoffPolicy = { baseMs: 100, maxMs: 5_000, jitter: 0.5 };
 
 export interface AwsQuotaOptions extends Partial<AwsQuotaLimits> {
   /**
@@ -108,7 +109,7 @@ export class AwsQuotas {
     const { liveTailMaxSessions: limit, leaseTtlMs: ttl } = this.limits;
     if (sessions > limit) throw new RangeError(`${sessions} Live Tail sessions asked for, ${limit} allowed`);
     const giveBack = (held: SlotLease[]) => Promise.all(held.map((lease) => lease.release()));
-    let backoffMs = LIVE_TAIL_BACKOFF.initialMs;
+    let failures = 0;
     for (;;) {
       signal.throwIfAborted();
       const held: SlotLease[] = [];
@@ -124,9 +125,9 @@ export class AwsQuotas {
       }
       if (held.length === sessions && !signal.aborted) return () => void giveBack(held);
       await giveBack(held);
-      const wait = Math.round(backoffMs * (0.5 + Math.random()));
+      failures += 1;
+      const wait = Math.round(backoffDelay(failures, LIVE_TAIL_BACKOFF));
       await sleep(wait, undefined, { signal }).catch(() => Promise.reject(signal.reason));
-      backoffMs = Math.min(LIVE_TAIL_BACKOFF.maxMs, backoffMs * 2);
     }
   }
 

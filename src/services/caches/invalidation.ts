@@ -1,3 +1,4 @@
+import { Listeners } from '../../core/listeners.js';
 import type { ChangeEvent, ChangeFeed } from '../../store/change-feed.js';
 
 /** A cache that drops everything it holds when one of the tables it reads changes. */
@@ -16,7 +17,7 @@ export class CacheInvalidation {
   readonly #all = new Set<Invalidatable>();
   readonly #byTable = new Map<string, Set<Invalidatable>>();
   readonly #unsubscribe: () => void;
-  readonly #watchers = new Set<(active: boolean, error?: unknown) => void>();
+  readonly #watchers = new Listeners<[active: boolean, error?: unknown]>();
 
   constructor(private readonly feed: ChangeFeed) {
     this.#unsubscribe = feed.subscribe((event) => this.#apply(event));
@@ -38,8 +39,7 @@ export class CacheInvalidation {
 
   /** Calls `watcher` each time the caches stop answering (with the reason) or start again (for the log). */
   watch(watcher: (active: boolean, error?: unknown) => void): () => void {
-    this.#watchers.add(watcher);
-    return () => this.#watchers.delete(watcher);
+    return this.#watchers.add(watcher);
   }
 
   /** Every event of the change feed (other listeners than caches: the log stream wakes local tails on ingest). */
@@ -62,13 +62,8 @@ export class CacheInvalidation {
     const caches = event.kind === 'changed' ? this.#byTable.get(event.table) : this.#all;
     for (const cache of caches ?? []) cache.flush();
     if (event.kind === 'changed') return;
-    for (const watcher of this.#watchers) {
-      try {
-        watcher(event.kind === 'listening', event.kind === 'lost' ? event.error : undefined);
-      } catch {
-        // Logging must not break invalidation.
-      }
-    }
+    // Logging must not break invalidation: Listeners drops what a watcher throws.
+    this.#watchers.emit(event.kind === 'listening', event.kind === 'lost' ? event.error : undefined);
   }
 }
 

@@ -1,8 +1,9 @@
 import type pg from 'pg';
 import { asUnavailable } from '../../core/database-unavailable.js';
+import { withJitter } from '../../core/backoff.js';
 import type { Logger } from '../../core/logger.js';
+import { PgListen } from '../pg-listen.js';
 import { FailureLog } from './pg-pool.js';
-import { PgListener } from './pg-listener.js';
 import * as statements from './pg-statements.js';
 import { type Batch, keyHash, padSeq, Subscriptions } from './subscriptions.js';
 import { BUS_START, type BusEntry, type TailBus } from './types.js';
@@ -46,7 +47,7 @@ interface ReadRow {
  */
 export class PgBus implements TailBus {
   readonly #subscriptions: Subscriptions;
-  readonly #listener: PgListener;
+  readonly #listener: PgListen;
   /** Keys being read, and whether another read is due once the current one ends. */
   readonly #reading = new Map<string, { again: boolean }>();
   /** Keys published to by this process since the last row trim. */
@@ -69,17 +70,21 @@ export class PgBus implements TailBus {
     this.#readFailures = new FailureLog('tail bus: reading the buffer', options.log);
     this.#trimFailures = new FailureLog('tail bus: trimming the buffer', options.log);
     this.#subscriptions = new Subscriptions({ wake: (hash) => this.#read(hash), log: options.log }, isPgSeq);
-    this.#listener = new PgListener(
-      options.url,
-      statements.TAIL_CHANNEL,
+    this.#listener = new PgListen(
       {
-        notify: (payload) => {
+        url: options.url,
+        channels: [statements.TAIL_CHANNEL],
+        applicationName: `berth-tail-listener ${options.replicaId}`,
+        heartbeatMs: 1_000,
+        retry: { baseMs: 250, maxMs: 5_000, jitter: 0.2 },
+      },
+      {
+        notify: (_channel, payload) => {
           const hash = payload.slice(0, payload.lastIndexOf(':'));
           if (this.#subscriptions.has(hash)) this.#read(hash);
         },
         listening: () => void this.#catchUp(),
       },
-      { applicationName: `berth-tail-listener ${options.replicaId}` },
     );
     this.#timers.push(
       setInterval(() => void this.#catchUp(), CATCH_UP_MS).unref(),
@@ -208,7 +213,7 @@ export class PgBus implements TailBus {
   /** The row bound of the keys published here since the last pass; the age bound every TRIM_AGE_MS (jittered). */
   async #trim(): Promise<void> {
     if (this.#trimming || this.#closed || !this.#used) return;
-    const ageDue = Date.now() - this.#lastAgeTrim >= TRIM_AGE_MS * (0.8 + Math.random() * 0.4);
+    const ageDue = Date.now() - this.#lastAgeTrim >= withJitter(TRIM_AGE_MS, 0.2);
     if (this.#published.size === 0 && !ageDue) return;
     this.#trimming = true;
     const published = [...this.#published];

@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { type BackoffPolicy, backoffDelay } from '../../core/backoff.js';
 import type { Logger } from '../../core/logger.js';
 import { FailureLog } from './pg-pool.js';
 import { type Batch, keyHash, padSeq, Subscriptions } from './subscriptions.js';
@@ -17,6 +18,8 @@ const READ_COUNT = 100;
 /** A blocking read ends after this at the latest, so a changed key set is read even if its wake-up went astray. */
 const BLOCK_MS = 1_000;
 const COMMAND_TIMEOUT_MS = 2_000;
+/** The blocking read, while it keeps failing. */
+const READ_BACKOFF: BackoffPolicy = { baseMs: 200, maxMs: 2_000, jitter: 'none' };
 /** A key's numbering outlives its entries by a day, so a subscriber coming back within it is told of its gap. */
 const META_TTL_MS = 24 * 60 * 60 * 1_000;
 
@@ -209,7 +212,7 @@ export class RedisBus implements TailBus {
         // A read that timed out may sit on a connection that went silent: start a new one.
         if (error instanceof Error && error.message.includes('timed out')) this.#reader.disconnect(true);
         failures += 1;
-        await this.#pause(Math.min(100 * 2 ** failures, 2_000));
+        await this.#pause(backoffDelay(failures, READ_BACKOFF));
       }
     }
   }
