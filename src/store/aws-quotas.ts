@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { backoffDelay } from '../core/backoff.js';
 import { sql } from 'kysely';
 import type { Db } from './db.js';
 
@@ -92,14 +93,13 @@ export class AwsQuotaStore {
 
   /** `tryAcquireSlot` until a slot is free: polls with exponential backoff and jitter; rejects when `signal` fires. */
   async acquireSlot(key: string, limit: number, ttlMs: number, signal: AbortSignal): Promise<SlotLease> {
-    let backoffMs = this.backoff.initialMs;
-    for (;;) {
+    const policy = { baseMs: this.backoff.initialMs, maxMs: this.backoff.maxMs, jitter: 0.5 } as const;
+    for (let failures = 1; ; failures++) {
       signal.throwIfAborted();
       // A slot taken after the caller left is given back at once.
       const lease = await untilAborted(this.tryAcquireSlot(key, limit, ttlMs), signal, (late) => late?.release());
       if (lease !== undefined) return lease;
-      await delay(Math.round(backoffMs * (0.5 + Math.random())), signal);
-      backoffMs = Math.min(this.backoff.maxMs, backoffMs * 2);
+      await delay(Math.round(backoffDelay(failures, policy)), signal);
     }
   }
 
