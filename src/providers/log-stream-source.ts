@@ -57,13 +57,57 @@ export interface KeyRead<C> {
 }
 
 /** One key's outcome of a read of several: its batch, or the failure that is its alone (its filter's). */
-export type KeyBatch = { batch: unknown } | { error: unknown };
+export type KeyBatch<B> = { batch: B } | { error: unknown };
+
+/** A read of several keys together: each key's outcome in the order given, and whether to read again soon. */
+export interface TogetherRead<B> {
+  batches: KeyBatch<B>[];
+  /** Some key's read stopped at its bound before it reached the end (read again soon, not at the next interval). */
+  more: boolean;
+}
+
+/** One step of `advance`: the events past the cursor, the cursor after them, and whether the batch holds more. */
+export interface TailStep<C> {
+  events: StreamEvent[];
+  cursor: C;
+  more?: boolean;
+}
+
+/** What `LiveTail.resolve` found for a restored cursor (see there). */
+export type Resolution = 'ready' | 'wait' | 'fallback';
 
 /**
- * A log store that can replay history oldest first and be polled for new
- * events. Tail cursors are the source's own (JSON-serializable) positions.
+ * How a source's tail is shared by the subscribers of one key.
+ *
+ * - `polled`: the hub reads the source itself — per key (`read`), or per account when the source can read keys
+ *   together (`readTogether`).
+ * - `live`: the source's live part is one upstream per key in the cluster (aws), which feeds a window on every
+ *   replica (core/tail-window.ts); the hub serves cursors from the window and reads the source only for cursors
+ *   older than it (or when the replica follows no keys cluster-wide: then it polls as `polled` does).
  */
-export interface StreamSource<C = unknown> {
+export type TailSharing<C, B> = { kind: 'polled' } | LiveTail<C, B>;
+
+/** A source's window-fed live tail (`TailSharing` `live`). */
+export interface LiveTail<C, B> {
+  kind: 'live';
+  /** The batch a replica's window gives cursors from `from` on. */
+  batch(window: TailWindow, from: number): B;
+  /** A cursor's floor: a cursor below the window's `complete` reads upstream. */
+  floor(cursor: C): number;
+  /**
+   * A cursor restored from an SSE id may name a bus position instead of listing what it was given: rebuilt from
+   * the window once it can vouch (`ready`), not yet (`wait`, while the window warms up), or never (`fallback`:
+   * the cursor goes on with what its id listed).
+   */
+  resolve(cursor: C, window: TailWindow, warming: boolean): Resolution;
+}
+
+/**
+ * A log store that can replay history oldest first and be polled for new events. `C` is the source's tail
+ * cursor (its own position; `compact` makes the JSON that resumes it), `B` what one tail read gives (`read`),
+ * which only `advance` looks into.
+ */
+export interface StreamSource<C, B> {
   /** Fixes the switch point before history is read: history stops at it, the tail starts after it. */
   tailStart(query: StreamQuery, signal: AbortSignal): Promise<C>;
   /** Events in [startMs, endMs] after `after`, oldest first, in batches, none past the switch point. */
@@ -76,40 +120,30 @@ export interface StreamSource<C = unknown> {
     signal: AbortSignal,
   ): AsyncGenerator<StreamEvent[]>;
   /** One upstream read covering every given cursor (shared by all subscribers of a query). */
-  read(query: StreamQuery, cursors: C[], signal: AbortSignal): Promise<unknown>;
+  read(query: StreamQuery, cursors: C[], signal: AbortSignal): Promise<B>;
   /**
    * Sources that can read the keys of one account together (local): one read for all of them, each key's batch
-   * what `read` would give for it, in the order given. `more`: some key's read stopped at its bound before it
-   * reached the end (read again soon, not at the next interval).
+   * what `read` would give for it, in the order given.
    */
-  readTogether?(keys: KeyRead<C>[], signal: AbortSignal): Promise<{ batches: KeyBatch[]; more: boolean }>;
+  readTogether?(keys: KeyRead<C>[], signal: AbortSignal): Promise<TogetherRead<B>>;
   /**
    * The events of a read that come after `cursor`, and the cursor after them. A source stops at `limit`
    * events and says `more`: the rest of the batch then comes from calling again with the returned cursor, so
    * each SSE message carries the cursor after exactly its own events (every undelivered one still ahead of it).
    */
-  advance(
-    cursor: C,
-    batch: unknown,
-    startMs: number,
-    limit?: number,
-  ): { events: StreamEvent[]; cursor: C; more?: boolean };
-  /** A resumable form of a cursor for the SSE id (may drop detail). */
+  advance(cursor: C, batch: B, startMs: number, limit?: number): TailStep<C>;
+  /** A resumable form of a cursor for the SSE id (JSON; may drop detail). */
   compact(cursor: C): unknown;
   /** Rebuilds a cursor from `compact`'s output; undefined when it is not one. */
   restore(value: unknown): C | undefined;
-  /**
-   * Sources whose live part is one upstream per key in the cluster (aws): the batch a replica's window gives
-   * cursors from `from` on, and a cursor's floor (a cursor below the window's `complete` reads upstream).
-   */
-  live?: {
-    batch(window: TailWindow, from: number): unknown;
-    floor(cursor: C): number;
-    /**
-     * A cursor restored from an SSE id may name a bus position instead of listing what it was given: rebuilt from
-     * the window once it can vouch (`ready`), not yet (`wait`, while the window warms up), or never (`fallback`:
-     * the cursor goes on with what its id listed).
-     */
-    resolve(cursor: C, window: TailWindow, warming: boolean): 'ready' | 'wait' | 'fallback';
-  };
+  /** How the tail is shared by the subscribers of a key. */
+  readonly tailing: TailSharing<C, B>;
 }
+
+/**
+ * A source of any cursor and batch types, as code that holds sources of several kinds keeps them (the stream
+ * service, a stream's plan). Such code hands a source only what that source made: the cursors it restored or
+ * advanced, the batches it read — the tail hub keeps them apart through its generics (a key's subscribers and
+ * batches are its own source's).
+ */
+export type AnyStreamSource = StreamSource<unknown, unknown>;

@@ -10,7 +10,7 @@ import { createDomainServices } from './domains/index.js';
 import type { DomainService } from './domains/domains.js';
 import type { NameAvailabilityService } from './domains/name-availability.js';
 import { LogQueryService } from './log-query/service.js';
-import { AwsStreamSource } from '../providers/aws/log-stream-source.js';
+import { AwsStreamSource } from '../providers/aws/log-stream/index.js';
 import { AwsAccountIds } from '../providers/aws/account-id.js';
 import type { AwsAccount } from '../providers/aws/clients.js';
 import { AwsLiveUpstream } from '../providers/aws/live-upstream.js';

@@ -1,11 +1,13 @@
 import type { ValidationRecord } from '../core/dns-records.js';
 import type { CertificateStatus, ProviderKind, Role } from '../core/enums.js';
-import type { ColumnType, Generated, GeneratedAlways } from 'kysely';
+import type { ColumnType, Generated, GeneratedAlways, InsertType, SelectType } from 'kysely';
 
 /** Row types of the tables in `migrations/`. */
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 type BigIntNumber = ColumnType<number, number | bigint, number | bigint>;
+/** A bigint the database fills when an insert leaves it out (a bigserial, a default). */
+type GeneratedBigIntNumber = ColumnType<number, number | bigint | undefined, number | bigint>;
 
 export interface OrganizationsTable {
   id: string;
@@ -137,7 +139,7 @@ export interface ModuleCategoriesTable {
 }
 
 export interface LogEventsTable {
-  seq: Generated<BigIntNumber>;
+  seq: GeneratedBigIntNumber;
   cloud_account_id: string;
   region: string;
   log_group: string;
@@ -150,6 +152,8 @@ export interface LogEventsTable {
   json: ColumnType<unknown, string | null, string | null>;
   /** The writing transaction's id (xid8; migration 003), read as text: the live tail's position. */
   xid: Generated<string>;
+  /** When Berth stored the row, epoch ms by the database's clock (migration 006): what retention counts from. */
+  stored_at: GeneratedBigIntNumber;
 }
 
 /** Migration 010: the cursor secret generated on first start when CURSOR_SECRET is unset (one row). */
@@ -177,3 +181,165 @@ export interface Tables {
   log_events: LogEventsTable;
   cursor_secret: CursorSecretTable;
 }
+
+/**
+ * What a PostgreSQL type (`information_schema.columns.udt_name`) reads as through Berth's drivers: int8 as a number
+ * (db.ts), xid8 as text, jsonb as whatever JSON it holds.
+ */
+interface PgReadTypes {
+  text: string;
+  bool: boolean;
+  int4: number;
+  int8: number;
+  timestamptz: Date;
+  jsonb: unknown;
+  _text: string[];
+  xid8: string;
+}
+
+/** The PostgreSQL types a column whose non-null TypeScript type is `T` may have. */
+type PgTypesOf<T> = { [P in keyof PgReadTypes]: [T] extends [PgReadTypes[P]] ? P : never }[keyof PgReadTypes];
+
+/**
+ * A column as the database has it, written the way its Kysely type reads: `<udt_name>[ | null][ default| generated]`.
+ * ` | null` when the select type admits null (a column read as `unknown` may say either); ` generated` for a
+ * GeneratedAlways column, which inserts cannot set; ` default` for a NOT NULL column inserts may leave out
+ * (`Generated<>`), which the database must then fill.
+ */
+type ColumnDescription<C> = `${PgTypesOf<NonNullable<SelectType<C>>>}${unknown extends SelectType<C>
+  ? '' | ' | null'
+  : null extends SelectType<C>
+    ? ' | null'
+    : ''}${[InsertType<C>] extends [never]
+  ? ' generated'
+  : null extends SelectType<C>
+    ? ''
+    : undefined extends InsertType<C>
+      ? ' default'
+      : ''}`;
+
+/** Every table of `Tables` and every column of it, each described by its Kysely type: tsc checks they agree. */
+export type TableColumns = {
+  readonly [T in keyof Tables]: { readonly [K in keyof Tables[T]]-?: ColumnDescription<Tables[T][K]> };
+};
+
+/**
+ * The columns of `Tables` as data, so a test (test/store/schema-types.test.ts) can hold them against the migrated
+ * database's `information_schema.columns`: tsc keeps this object and the interfaces above in step (a column missing,
+ * extra, of another type or nullability here does not compile), the test keeps it and the migrations in step.
+ */
+export const TABLE_COLUMNS: TableColumns = {
+  organizations: { id: 'text', name: 'text', permitted_identity_providers: '_text' },
+  principals: { id: 'text', name: 'text', superadmin: 'bool default' },
+  memberships: { principal_id: 'text', organization_id: 'text', role: 'text' },
+  api_keys: {
+    id: 'text',
+    principal_id: 'text',
+    organization_id: 'text | null',
+    token_hash: 'text',
+    expires_at: 'timestamptz | null',
+    revoked_at: 'timestamptz | null',
+    created_at: 'timestamptz default',
+    name: 'text | null',
+    created_by: 'text | null',
+    revoked_by: 'text | null',
+  },
+  cloud_accounts: {
+    id: 'text',
+    organization_id: 'text',
+    provider: 'text',
+    region: 'text',
+    role_arn: 'text | null',
+    external_id: 'text | null',
+    endpoint: 'text | null',
+  },
+  projects: { id: 'text', organization_id: 'text', name: 'text' },
+  environments: { id: 'text', project_id: 'text', name: 'text' },
+  module_instances: { id: 'text', environment_id: 'text', name: 'text' },
+  log_sources: {
+    module_instance_id: 'text',
+    id: 'text',
+    kind: 'text',
+    cloud_account_id: 'text',
+    region: 'text',
+    log_group: 'text',
+    log_stream_prefix: 'text | null',
+  },
+  deployment_resources: {
+    id: 'text',
+    module_instance_id: 'text',
+    type: 'text',
+    cloud_account_id: 'text',
+    region: 'text',
+    snapshot: 'jsonb',
+  },
+  certificates: {
+    id: 'text',
+    module_instance_id: 'text',
+    domain_name: 'text',
+    status: 'text',
+    arn: 'text | null',
+    issued_at: 'timestamptz | null',
+    expires_at: 'timestamptz | null',
+    validation_records: 'jsonb',
+    updated_at: 'timestamptz default',
+    validation_attempt_id: 'text | null',
+    validation_attempt_expires_at: 'timestamptz | null',
+    validation_attempts: 'int4 default',
+    last_validation_attempt_at: 'timestamptz | null',
+  },
+  domains: {
+    id: 'text',
+    module_instance_id: 'text',
+    domain_name: 'text',
+    managed_by_service: 'bool',
+    certificate_id: 'text | null',
+    target_dns_name: 'text | null',
+    target_zone_id: 'text | null',
+    parent_name: 'text generated',
+  },
+  dns_records: { name: 'text', type: 'text', value: 'text', updated_at: 'timestamptz default' },
+  module_categories: {
+    id: 'text',
+    organization_id: 'text | null',
+    given_id: 'text',
+    name: 'text',
+    sort_order: 'int4',
+    description: 'text | null',
+    icon: 'text | null',
+    created_at: 'timestamptz default',
+    updated_at: 'timestamptz default',
+  },
+  log_events: {
+    seq: 'int8 default',
+    cloud_account_id: 'text',
+    region: 'text',
+    log_group: 'text',
+    log_stream: 'text',
+    timestamp: 'int8',
+    ingestion_time: 'int8',
+    event_id: 'text',
+    message: 'text',
+    level: 'text',
+    json: 'jsonb | null',
+    xid: 'xid8 default',
+    stored_at: 'int8 default',
+  },
+  cursor_secret: { id: 'bool default', secret: 'text', created_at: 'timestamptz default' },
+};
+
+/**
+ * The tables the migrations make that are not in `Tables`: only raw SQL reads and writes them (the modules named
+ * say their rows). The schema test fails on a table in neither list.
+ */
+export const RAW_SQL_TABLES = {
+  berth_migrations: 'migrate.ts',
+  log_event_counts: "migration 006's triggers, repositories/log-events.ts",
+  log_event_count_changes: "migration 006's triggers, repositories/log-events.ts",
+  ingest_idempotency_keys: 'repositories/ingest-idempotency.ts',
+  tail_buffer: 'tail-bus/pg-statements.ts',
+  tail_trims: 'tail-bus/pg-statements.ts',
+  tail_leases: 'tail-bus/pg-leases.ts',
+  aws_rate_slots: 'aws-quotas.ts',
+  aws_quota_leases: 'aws-quotas.ts',
+} as const;

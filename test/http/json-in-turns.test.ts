@@ -2,7 +2,7 @@ import fastJsonStringify from 'fast-json-stringify';
 import { describe, expect, it } from 'vitest';
 import type { LogQueryResult, LogRow } from '../../src/core/log-query/types.js';
 import { logQueryJson } from '../../src/http/json-in-turns.js';
-import { LogQueryResponse } from '../../src/http/routes/logs-query.js';
+import { LogQueryResponse } from '../../src/core/schemas/log-query.js';
 
 const bySchema = fastJsonStringify(LogQueryResponse as never);
 

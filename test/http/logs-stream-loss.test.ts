@@ -341,8 +341,8 @@ class Tailer {
       const step = this.src.advance(this.cursor, batch, 0, this.limit);
       expect(step.events.length).toBeLessThanOrEqual(this.limit);
       this.cursor = step.cursor;
-      if (step.cursor.xip.length > 0) this.withEntries++;
-      if (step.cursor.xip.some(([, a]) => a > 0)) this.withPartEntries++;
+      if (step.cursor.inProgress.length > 0) this.withEntries++;
+      if (step.cursor.inProgress.some(([, a]) => a > 0)) this.withPartEntries++;
       this.delivered.push(...step.events.map((e) => e.message));
       n += step.events.length;
       if (step.events.length > 0) {
@@ -500,24 +500,24 @@ describe('LocalStreamSource tail cursor', () => {
     const q = query(group);
     const src = new LocalStreamSource(t.store.db);
     const start = await src.tailStart(q, never);
-    const x = BigInt(start.x);
+    const x = BigInt(start.xid);
     // 2,000 transactions in progress (as a busy server could have): far more than an SSE id holds.
     const crowded: LocalCursor = {
-      x: String(x + 5_000n),
-      s: 0,
-      xip: Array.from({ length: 2_000 }, (_, i) => [String(x + 2n * BigInt(i)), 0] as [string, number]),
+      xid: String(x + 5_000n),
+      seq: 0,
+      inProgress: Array.from({ length: 2_000 }, (_, i) => [String(x + 2n * BigInt(i)), 0] as [string, number]),
     };
     const compact = src.compact(crowded);
     expect(encodeEventId({ p: 't', c: compact }).length).toBeLessThan(4_096);
     const restored = src.restore(JSON.parse(JSON.stringify(compact)))!;
     // Everything the crowded cursor has still ahead of it is ahead of the restored one (it may hold more).
-    expect(restored.xip).toEqual([]);
-    expect(BigInt(restored.x)).toBeLessThanOrEqual(x);
+    expect(restored.inProgress).toEqual([]);
+    expect(BigInt(restored.xid)).toBeLessThanOrEqual(x);
     // A small cursor round-trips whole.
     const small: LocalCursor = {
-      x: String(x + 10n),
-      s: 3,
-      xip: [
+      xid: String(x + 10n),
+      seq: 3,
+      inProgress: [
         [String(x), 0],
         [String(x + 4n), 17],
       ],
@@ -738,7 +738,7 @@ describe('LocalStreamSource tail cursor, several keys read together', () => {
         sub.paused = !sub.paused;
       }
       if (round % 8 === 3) await together.join((Math.floor(round / 8) + 3) % OVERLAPPING.length);
-      const lows = new Set(together.subs.filter((s) => !s.paused).map((s) => `${s.cursor.x}:${s.cursor.s}`));
+      const lows = new Set(together.subs.filter((s) => !s.paused).map((s) => `${s.cursor.xid}:${s.cursor.seq}`));
       if (lows.size > 1) lanesApart++;
       await together.poll();
     }
@@ -829,7 +829,7 @@ describe('LocalStreamSource tail cursor, several keys read together', () => {
         // (`before` holds only what was committed when it started).
         together.expectExact(committed, false);
         expect(together.subs.length).toBeGreaterThan(5);
-        expect(together.subs.some((s) => s.cursor.xip.length > 0 || s.delivered.length > 0)).toBe(true);
+        expect(together.subs.some((s) => s.cursor.inProgress.length > 0 || s.delivered.length > 0)).toBe(true);
       } finally {
         await Promise.all(clients.map((c) => c.end()));
       }

@@ -7,7 +7,7 @@ import { ConfiguredRetryStrategy } from '@smithy/core/retry';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { compileFilterPattern } from '../../src/core/filter-pattern/index.js';
 import type { CloudAccount } from '../../src/core/log-query/types.js';
-import { AwsStreamSource, type AwsCursor, type AwsStreamOptions } from '../../src/providers/aws/log-stream-source.js';
+import { AwsStreamSource, type AwsCursor, type AwsStreamOptions } from '../../src/providers/aws/log-stream/index.js';
 import { TokenBucket } from '../../src/providers/aws/token-bucket.js';
 import { encodeEventId } from '../../src/services/log-stream/resume-id.js';
 import { TailHub } from '../../src/services/log-stream/tail-hub.js';

@@ -24,8 +24,9 @@ const event = (n: number): StreamEvent => ({
 });
 
 /** Events 0..n-1 in history; `append` adds tail events. Cursors are the number of events already taken. */
-class MemorySource implements StreamSource<number> {
+class MemorySource implements StreamSource<number, StreamEvent[]> {
   readonly events: StreamEvent[];
+  readonly tailing = { kind: 'polled' } as const;
   batchesRead = 0;
   signal: AbortSignal | undefined;
 
@@ -61,8 +62,7 @@ class MemorySource implements StreamSource<number> {
     return [...this.events];
   }
 
-  advance(cursor: number, batch: unknown, _startMs: number, limit = Number.POSITIVE_INFINITY) {
-    const all = batch as StreamEvent[];
+  advance(cursor: number, all: StreamEvent[], _startMs: number, limit = Number.POSITIVE_INFINITY) {
     const events = all.slice(cursor, cursor + limit);
     return { events, cursor: cursor + events.length, more: cursor + events.length < all.length };
   }

@@ -8,7 +8,11 @@ import { appError } from '../../src/core/errors.js';
 import type { CloudAccount } from '../../src/core/log-query/types.js';
 import { currentTenant } from '../../src/core/tenant-context.js';
 import { loadFixture } from '../../src/fixtures/load.js';
-import { LocalStreamSource, type LocalCursor } from '../../src/providers/local/log-stream-source.js';
+import {
+  LocalStreamSource,
+  type LocalCursor,
+  type LocalReadBatch,
+} from '../../src/providers/local/log-stream-source.js';
 import type { MessageFilter, StreamEvent, StreamQuery } from '../../src/providers/log-stream-source.js';
 import { TailHub } from '../../src/services/log-stream/tail-hub.js';
 import { openStore, type Store } from '../../src/store/db.js';
@@ -272,7 +276,7 @@ describe('a key far behind, read with others', () => {
       never,
     );
     expect(first.more).toBe(true);
-    const [fa, fb] = first.batches as { batch: unknown }[];
+    const [fa, fb] = first.batches as { batch: LocalReadBatch }[];
     const bStep = src.advance(b, fb!.batch, 0);
     expect(bStep.events.map((e) => e.message)).toEqual(['b new']);
     const aStep = src.advance(aCursor, fa!.batch, 0);
@@ -292,7 +296,7 @@ describe('a key far behind, read with others', () => {
         ],
         never,
       );
-      const [ra, rb] = r.batches as { batch: unknown }[];
+      const [ra, rb] = r.batches as { batch: LocalReadBatch }[];
       const sa = src.advance(aCursor, ra!.batch, 0);
       const sb = src.advance(b, rb!.batch, 0);
       expect(sb.events).toEqual([]);

@@ -457,10 +457,13 @@ describe('the history of a log stream read in slices', () => {
   const SLICE_MS = 5;
   const names = Array.from({ length: 100 }, (_, k) => `task-${String.fromCharCode(97 + (k % 26))}${k}`.slice(0, 6));
   let switchPoint: LocalCursor;
+  /** The switch point as the store's statements take it. */
+  let ceiling: TailPosition;
   beforeAll(async () => {
     const r = await sql<{ x: string }>`select max(xid)::text as x from log_events`.execute(store.db);
     const xip = Array.from({ length: 200 }, (_, k): [string, number] => [String(k + 3), 0]);
-    switchPoint = { x: String(BigInt(r.rows[0]!.x) + 1n), s: 0, xip };
+    switchPoint = { xid: String(BigInt(r.rows[0]!.x) + 1n), seq: 0, inProgress: xip };
+    ceiling = { x: switchPoint.xid, s: switchPoint.seq, xip };
   });
   const query = (streams: StreamQuery['streams']): StreamQuery => ({
     account: ACCOUNT,
@@ -476,7 +479,7 @@ describe('the history of a log stream read in slices', () => {
     const batch = await readHistoryBatch(store.db, {
       scope: { accountId: ACCOUNT.id, region: REGION, logGroups: [BIG], streams: { kind: 'names', names } },
       window: { startMs: T, endMs: T + BIG_EVENTS * 10 },
-      ceiling: switchPoint,
+      ceiling,
       limit: 500,
     });
     expect(batch).toEqual([]);

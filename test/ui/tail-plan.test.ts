@@ -11,7 +11,15 @@ function source(
   logGroup: string,
   extra: Partial<CatalogLogSource> = {},
 ): CatalogLogSource {
-  return { id, key: `${instance}::${id}`, cloudAccountId: 'acct', region: 'eu-west-1', logGroup, ...extra };
+  return {
+    id,
+    key: `${instance}::${id}`,
+    cloudAccountId: 'acct',
+    provider: 'local',
+    region: 'eu-west-1',
+    logGroup,
+    ...extra,
+  };
 }
 
 /** One environment `env` whose module instances have the given sources. */

@@ -3,16 +3,26 @@
  * a URL), and every failure is the API's error object.
  */
 import type { FilterNode } from '../../src/core/filter-tree/schema.js';
-import type { LogQueryResult } from '../../src/core/log-query/types.js';
+import type { ErrorBody } from '../../src/core/schemas/common.js';
+import type { CallerProfile } from '../../src/core/schemas/identity.js';
+import type { LogCatalog } from '../../src/core/schemas/log-catalog.js';
+import type { LogHistogramBucket, LogHistogramResponse } from '../../src/core/schemas/log-histogram.js';
+import type { LogQueryBody as LogQueryRequest, LogQueryResponse } from '../../src/core/schemas/log-query.js';
 
-export type { LogQueryResult, LogRow } from '../../src/core/log-query/types.js';
+// The API's own types (`Static<>` of its schemas), imported as types only: no schema code reaches the page.
+export type { CatalogDeploymentResource, CatalogLogSource } from '../../src/core/schemas/log-catalog.js';
 
-export interface ApiErrorBody {
-  code: string;
-  message: string;
-  description?: string;
-  requestId?: string;
-}
+export type ApiErrorBody = Pick<ErrorBody, 'code' | 'message' | 'description' | 'requestId'>;
+export type Caller = CallerProfile;
+export type Catalog = LogCatalog;
+export type CatalogEnvironment = Catalog['projects'][number]['environments'][number];
+export type CatalogModuleInstance = CatalogEnvironment['moduleInstances'][number];
+export type HistogramBucket = LogHistogramBucket;
+export type HistogramResult = LogHistogramResponse;
+export type LogQueryResult = LogQueryResponse;
+export type LogRow = LogQueryResult['rows'][number];
+/** The log query's body, its filter a filter tree (the API checks the tree itself: `parseFilter`). */
+export type LogQueryBody = Omit<LogQueryRequest, 'filter'> & { filter?: FilterNode };
 
 export class ApiError extends Error {
   constructor(
@@ -21,75 +31,6 @@ export class ApiError extends Error {
   ) {
     super(body.description ? `${body.message} ${body.description}` : body.message);
   }
-}
-
-export interface Caller {
-  principal: { id: string; name: string; superadmin: boolean };
-  key: { id: string; name?: string; organizationId?: string; expiresAt?: string };
-  organizations: { id: string; name: string; role: string }[];
-}
-
-export interface CatalogLogSource {
-  id: string;
-  key: string;
-  cloudAccountId: string;
-  provider?: string;
-  region: string;
-  logGroup: string;
-  logStreamPrefix?: string;
-}
-
-export interface CatalogDeploymentResource {
-  id: string;
-  type: string;
-  cloudAccountId: string;
-  region: string;
-  supported: boolean;
-  logGroups: string[];
-  logStreamNames: string[];
-}
-
-export interface CatalogModuleInstance {
-  id: string;
-  name: string;
-  logSources: CatalogLogSource[];
-  deploymentResources: CatalogDeploymentResource[];
-}
-
-export interface CatalogEnvironment {
-  id: string;
-  name: string;
-  moduleInstances: CatalogModuleInstance[];
-}
-
-export interface Catalog {
-  organization: { id: string; name: string };
-  projects: { id: string; name: string; environments: CatalogEnvironment[] }[];
-  truncated: boolean;
-}
-
-export interface HistogramBucket {
-  startMs: number;
-  endMs: number;
-  counts: Record<string, number>;
-}
-
-export interface HistogramResult {
-  buckets: HistogramBucket[];
-  partial: boolean;
-  missedSources: string[];
-  unsupported: string[];
-}
-
-export interface LogQueryBody {
-  startTime: number;
-  endTime: number;
-  environmentId?: string;
-  moduleInstanceIds?: string[];
-  logSourceKeys?: string[];
-  deploymentResourceId?: string;
-  limit?: number;
-  filter?: FilterNode;
 }
 
 export class Api {

@@ -7,6 +7,7 @@ export const FILTER_LIMITS = {
   maxValueLength: 1024,
   maxPathLength: 256,
   maxInValues: 100,
+  maxStreamValueLength: 512,
 } as const;
 
 export const TEXT_OPS = ['contains', 'equals', 'startsWith', 'regex'] as const;

@@ -234,7 +234,7 @@ function parseStream(node: Record<string, unknown>, path: string, faults: Faults
     faults.add(`${path}.value`, 'is required');
     return undefined;
   }
-  return checkString(node.value, `${path}.value`, faults, 512) && op !== undefined
+  return checkString(node.value, `${path}.value`, faults, FILTER_LIMITS.maxStreamValueLength) && op !== undefined
     ? { kind: 'stream', op, value: node.value }
     : undefined;
 }

@@ -26,8 +26,7 @@ export const TextNodeSchema = Type.Object(
   },
   {
     ...strict,
-    description:
-      'On the message. Case-insensitive unless caseSensitive is true; a regex is RE2 syntax, at most 512 characters.',
+    description: `On the message. Case-insensitive unless caseSensitive is true; a regex is RE2 syntax, at most ${FILTER_LIMITS.maxRegexLength} characters.`,
   },
 );
 
@@ -52,16 +51,31 @@ export const FieldNodeSchema = Type.Union([
 ]);
 
 export const StreamNodeSchema = Type.Object(
-  { kind: Type.Literal('stream'), op: literals(STREAM_OPS), value: Type.String({ maxLength: 512 }) },
+  {
+    kind: Type.Literal('stream'),
+    op: literals(STREAM_OPS),
+    value: Type.String({ maxLength: FILTER_LIMITS.maxStreamValueLength }),
+  },
   strict,
 );
 
 export const AllNodeSchema = Type.Object({ kind: Type.Literal('all') }, strict);
 
+const quoted = (values: readonly string[]) => values.map((v) => JSON.stringify(v)).join('|');
+
+/** The filter grammar in a sentence: the description of the schema and of the log query's `filter` property. */
+const FILTER_DESCRIPTION =
+  'Filter tree. Nodes: {kind:"all"} | {kind:"and"|"or", nodes:[…]} | {kind:"not", node} | {kind:"level", levels:[…]} | ' +
+  `{kind:"text", op:${quoted(TEXT_OPS)}, value, caseSensitive?} | ` +
+  `{kind:"field", path:"a.b", op:${quoted(FIELD_OPS)}, value?} | ` +
+  `{kind:"stream", op:${quoted(STREAM_OPS)}, value}. Depth ≤ ${FILTER_LIMITS.maxDepth}, ≤ ${FILTER_LIMITS.maxNodes} nodes, ` +
+  `regex ≤ ${FILTER_LIMITS.maxRegexLength} characters (RE2).`;
+
 /**
- * The structured filter of `POST /cloud/logs/logs-insights` (docs/design.md#2-log-query).
- * Depth, node count, regex validity and string well-formedness are checked by
- * `parseFilter`, which the route must call: JSON Schema cannot state them.
+ * The structured filter of `POST /cloud/logs/logs-insights` (docs/design.md#2-log-query): the grammar's one source.
+ * Its limits and operators are the constants of limits.ts, which `parseFilter` enforces; depth, node count, regex
+ * validity and string well-formedness are checked by `parseFilter` only (JSON Schema cannot state them), so the
+ * request schema takes just this schema's description and the service parses the filter.
  */
 export const FilterNodeSchema = Type.Recursive(
   (Self) =>
@@ -75,7 +89,7 @@ export const FilterNodeSchema = Type.Recursive(
       FieldNodeSchema,
       StreamNodeSchema,
     ]),
-  { $id: 'LogFilterNode', title: 'LogFilterNode' },
+  { $id: 'LogFilterNode', title: 'LogFilterNode', description: FILTER_DESCRIPTION },
 ) satisfies TSchema;
 
 export type AllNode = Static<typeof AllNodeSchema>;

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { IdSchema, PageLimit, PRINTABLE_NAME_PATTERN, Text } from './common.js';
+import { IdSchema, PageLimit, PageOf, PRINTABLE_NAME_PATTERN, Text } from './common.js';
 
 const DateTime = Type.String({ format: 'date-time' });
 
@@ -60,20 +60,7 @@ export type NewApiKey = Static<typeof NewApiKeySchema>;
 export const CreateApiKeyBody = Type.Object({ data: NewApiKeySchema }, { additionalProperties: false });
 export type CreateApiKeyBody = Static<typeof CreateApiKeyBody>;
 
-export const ApiKeyPageSchema = Type.Object(
-  {
-    data: Type.Array(ApiKeySchema),
-    meta: Type.Object(
-      {
-        limit: Type.Integer(),
-        nextCursor: Type.Optional(Type.String({ description: 'Absent on the last page' })),
-        totalCount: Type.Integer(),
-      },
-      { additionalProperties: false },
-    ),
-  },
-  { additionalProperties: false },
-);
+export const ApiKeyPageSchema = PageOf(ApiKeySchema);
 export type ApiKeyPage = Static<typeof ApiKeyPageSchema>;
 
 export const ListApiKeysQuery = Type.Object(

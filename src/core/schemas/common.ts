@@ -56,6 +56,10 @@ export const PRINTABLE_NAME_PATTERN = '^[^\\u0000-\\u001f\\u007f\\ud800-\\udfff]
 export const Text = (options: Omit<StringOptions, 'pattern'> = {}) =>
   Type.String({ ...options, pattern: STORABLE_TEXT_PATTERN });
 
+/** A printable name of 1 to `maxLength` characters (log groups, streams, regions). */
+export const PrintableName = (maxLength: number) =>
+  Type.String({ minLength: 1, maxLength, pattern: PRINTABLE_NAME_PATTERN });
+
 /** An id in a path or query: 1–128 printable characters. */
 export const IdSchema = Type.String({ minLength: 1, maxLength: 128, pattern: PRINTABLE_NAME_PATTERN });
 
@@ -67,3 +71,20 @@ export const DEFAULT_PAGE_LIMIT = 25;
 /** `limit` of a paged list: optional (the default fills it), 1–100. */
 export const PageLimit = () =>
   Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: DEFAULT_PAGE_LIMIT, description: 'Rows per page' }));
+
+/** A page of a paged list: its rows, the limit it was cut at, the total, and the cursor of the next page. */
+export const PageOf = <T extends TSchema>(item: T) =>
+  Type.Object(
+    {
+      data: Type.Array(item),
+      meta: Type.Object(
+        {
+          limit: Type.Integer(),
+          nextCursor: Type.Optional(Type.String({ description: 'Absent on the last page' })),
+          totalCount: Type.Integer(),
+        },
+        { additionalProperties: false },
+      ),
+    },
+    { additionalProperties: false },
+  );

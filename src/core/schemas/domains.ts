@@ -6,7 +6,7 @@ import {
   RecordOwnershipSchema,
   RecordRoleSchema,
 } from '../enums.js';
-import { IdSchema, PageLimit, Text } from './common.js';
+import { IdSchema, PageLimit, PageOf, Text } from './common.js';
 
 const DateTime = Type.String({ format: 'date-time' });
 
@@ -64,20 +64,7 @@ export type Domain = Static<typeof DomainSchema>;
 export type DomainCertificate = NonNullable<Domain['certificate']>;
 export type DomainParent = NonNullable<Domain['parent']>;
 
-export const DomainPageSchema = Type.Object(
-  {
-    data: Type.Array(DomainSchema),
-    meta: Type.Object(
-      {
-        limit: Type.Integer(),
-        nextCursor: Type.Optional(Type.String({ description: 'Absent on the last page' })),
-        totalCount: Type.Integer(),
-      },
-      { additionalProperties: false },
-    ),
-  },
-  { additionalProperties: false },
-);
+export const DomainPageSchema = PageOf(DomainSchema);
 export type DomainPage = Static<typeof DomainPageSchema>;
 
 export const ListDomainsQuery = Type.Object(

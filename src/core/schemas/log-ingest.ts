@@ -1,11 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { MAX_TIME_MS } from '../log-time.js';
-import { IdSchema, PRINTABLE_NAME_PATTERN } from './common.js';
+import { IdSchema, PrintableName } from './common.js';
 
 /** Events one request (or one batch of `berth logs ingest`) may carry. */
 export const MAX_EVENTS_PER_INGEST = 10_000;
-
-const Name = (max: number) => Type.String({ minLength: 1, maxLength: max, pattern: PRINTABLE_NAME_PATTERN });
 
 /** An event's time; an ISO string past 9999-12-31T23:59:59.999Z (by its offset) is refused by the service. */
 export const IngestTimestampSchema = Type.Union(
@@ -29,9 +27,9 @@ export type IngestEvent = Static<typeof IngestEventSchema>;
 export const IngestBody = Type.Object(
   {
     accountId: IdSchema,
-    region: Name(64),
-    logGroup: Name(512),
-    logStream: Name(512),
+    region: PrintableName(64),
+    logGroup: PrintableName(512),
+    logStream: PrintableName(512),
     events: Type.Array(IngestEventSchema, { maxItems: MAX_EVENTS_PER_INGEST }),
   },
   { additionalProperties: false },

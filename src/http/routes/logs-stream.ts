@@ -1,59 +1,11 @@
-import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { renderError } from '../../core/errors.js';
-import { MAX_LOG_GROUPS, MAX_STREAM_NAMES, type LogStreamService } from '../../services/log-stream/service.js';
+import type { LogStreamService } from '../../services/log-stream/service.js';
 import type { LogStreamEvent } from '../../services/log-stream/stream.js';
 import { callerOf } from '../plugins/auth.js';
-import { errorResponses, IdSchema, PRINTABLE_NAME_PATTERN } from '../../core/schemas/common.js';
+import { errorResponses } from '../../core/schemas/common.js';
+import { LogStreamQuery } from '../../core/schemas/log-stream.js';
 import { openSse, sendSse, sseComment, sseMessage } from '../sse.js';
-
-/**
- * Names as the ingest API takes them: printable (no NUL, which PostgreSQL text cannot hold, nor any other
- * control character or lone surrogate), so a name no event can have is a 400 naming the parameter instead
- * of a failure inside the stream. The counts are checked after splitting comma-separated values.
- */
-const Name = (max: number) => Type.String({ minLength: 1, maxLength: max, pattern: PRINTABLE_NAME_PATTERN });
-const List = (max: number, description: string) => Type.Array(Name(max), { maxItems: 100, description });
-/**
- * A prefix may be empty: a prefix every name has, so the whole of the named groups, streams created later
- * included. Otherwise printable like a name (PRINTABLE_NAME_PATTERN).
- */
-const PREFIX_PATTERN = '^[^\\u0000-\\u001f\\u007f\\ud800-\\udfff]*$';
-
-export const LogStreamQuery = Type.Object(
-  {
-    accountId: IdSchema,
-    logGroups: List(5000, `Log groups, repeated or comma-separated (at least one, at most ${MAX_LOG_GROUPS})`),
-    logStreamPrefix: Type.Optional(
-      Type.String({
-        maxLength: 512,
-        pattern: PREFIX_PATTERN,
-        description:
-          'Stream-name prefix. Exactly one of logStreamPrefix and logStreamNames is given. An empty prefix ' +
-          '(`logStreamPrefix=`) means every stream of the named groups, streams created later included.',
-      }),
-    ),
-    logStreamNames: Type.Optional(
-      List(
-        5000,
-        `Exact stream names, repeated or comma-separated (at most ${MAX_STREAM_NAMES}). Exactly one of ` +
-          'logStreamPrefix and logStreamNames is given.',
-      ),
-    ),
-    region: Type.Optional(Name(64)),
-    startTime: Type.Optional(
-      Type.String({ maxLength: 40, description: 'ISO 8601 or epoch ms; default: the beginning' }),
-    ),
-    endTime: Type.Optional(
-      Type.String({ maxLength: 40, description: 'ISO 8601 or epoch ms; default: now; ignored with tail' }),
-    ),
-    tail: Type.Optional(Type.Boolean()),
-    filterPattern: Type.Optional(
-      Type.String({ maxLength: 1024, description: 'CloudWatch Logs filter pattern; empty disables' }),
-    ),
-  },
-  { additionalProperties: false },
-);
 
 export const logStreamRoutes: FastifyPluginAsyncTypebox<{ streams: LogStreamService }> = async (app, { streams }) => {
   // A stream never ends by itself with tail=true, and server.close() waits for open connections: end every

@@ -7,7 +7,7 @@ import type { RawTailEvent, TailEvent, TailWindow } from '../../core/tail-window
 import type { StreamQuery } from '../log-stream-source.js';
 import type { AwsClients } from './clients.js';
 import { LiveTailEndedError, type LiveTailMessage, LiveTailRefusedError, liveTail, logGroupArn } from './live-tail.js';
-import type { AwsStreamSource } from './log-stream-source.js';
+import type { AwsStreamSource } from './log-stream/index.js';
 
 /** Where the holder of a key sends what it reads (the cluster's bus, through the replica's own window). */
 export interface UpstreamSink {
@@ -123,12 +123,7 @@ export class AwsLiveUpstream {
 
   /** Reads `[from, now]` with FilterLogEvents and adds what the window lacks. */
   private async fill(query: StreamQuery, window: TailWindow, from: number, sink: UpstreamSink, signal: AbortSignal) {
-    const batch = (await this.options.source.read(query, [{ ts: from, seen: [] }], signal)) as unknown as {
-      to: number;
-      coveredTo: number;
-      truncated: boolean;
-      events: (RawTailEvent & { logGroup?: string })[];
-    };
+    const batch = await this.options.source.read(query, [{ ts: from, seen: [] }], signal);
     const raws = batch.events.map((e) => ({ ...e, logGroup: e.logGroup ?? '' }));
     const added = window.fill(raws, from);
     const coveredTo = batch.truncated ? batch.coveredTo - 1 : batch.to;

@@ -9,9 +9,19 @@ import {
   type TailEventRow,
   type TailLane,
   type TailLaneRow,
+  type TailPosition,
 } from '../../store/repositories/log-stream-events.js';
 import { SHORT_COLUMNS_FIRST_SLICE, SliceSizer, shareBudget, type SliceSizing } from '../../store/slices.js';
-import type { HistoryCursor, KeyBatch, KeyRead, StreamEvent, StreamQuery, StreamSource } from '../log-stream-source.js';
+import type {
+  HistoryCursor,
+  KeyBatch,
+  KeyRead,
+  StreamEvent,
+  StreamQuery,
+  StreamSource,
+  TailStep,
+  TogetherRead,
+} from '../log-stream-source.js';
 
 /**
  * Tail position in the local event table (docs/decisions.md, "Log stream"). Every row has a key
@@ -20,7 +30,7 @@ import type { HistoryCursor, KeyBatch, KeyRead, StreamEvent, StreamQuery, Stream
  * it is taken at insert, but the row appears at commit, so a long transaction (a fixture load) commits
  * rows below positions a tail has already passed.
  *
- * A cursor `{x, s, xip}` names the rows still *pending* for its subscriber:
+ * A cursor `{xid: x, seq: s, inProgress: xip}` names the rows still *pending* for its subscriber:
  *
  *     pending(k) ⇔ k > (x, s)  ∨  ∃ (t, a) ∈ xip: k.xid = t ∧ k.seq > a       (keys ordered by xid, then seq)
  *
@@ -35,7 +45,7 @@ import type { HistoryCursor, KeyBatch, KeyRead, StreamEvent, StreamQuery, Stream
  * `pg_current_xact_id()` and `pg_snapshot_xip` both give top-level ids (rows written in a subtransaction
  * carry the top-level id), and xid8 does not wrap around. `seq` ≥ 1.
  *
- * - `tailStart`: `{x: S.xmax, s: 0, xip: S.xip}` — pending is exactly what S does not show. History reads the
+ * - `tailStart`: `(x, s) = (S.xmax, 0)`, `xip = S.xip` — pending is exactly what S does not show. History reads the
  *   rows that are not pending for it (what S shows), the tail all the others: (I) holds.
  * - `read`: in one REPEATABLE READ transaction (so S and the rows share one snapshot), S, then the rows
  *   visible in S that are pending for any subscriber (the union of their cursors), in key order, scanning at
@@ -61,18 +71,33 @@ import type { HistoryCursor, KeyBatch, KeyRead, StreamEvent, StreamQuery, Stream
  *     entries for one t merged to the smallest a; entries (x, s)' already covers dropped.
  *   P' loses nothing pending and holds nothing taken: (I) holds again. Each read's rows are pending for some
  *   subscriber, which takes them, so cursors move on even when a read is cut at N.
- * - `compact`: the cursor as is; when its entries do not fit an SSE id (hundreds of transactions in progress at
- *   once), the superset `{x, s} = min((x, s), every entry's (t, a))`, no entries: it holds every pending row
- *   (nothing lost) and may hold rows already sent between that key and the cursor (repeated on a resume).
+ * - `compact`: the cursor as is (`LocalWireCursor`); when its entries do not fit an SSE id (hundreds of
+ *   transactions in progress at once), the superset `(x, s) = min((x, s), every entry's (t, a))`, no entries: it
+ *   holds every pending row (nothing lost) and may hold rows already sent between that key and the cursor
+ *   (repeated on a resume).
  *
  * xid8 values are carried as decimal strings (they may exceed 2^53) and compared as such.
  */
 export interface LocalCursor {
-  /** xid8 as decimal text. */
+  /** With `seq`, the key `(x, s)`: every row with a key above it is pending. xid8 as decimal text. */
+  xid: string;
+  seq: number;
+  /**
+   * `xip`: `[xid, a]`, the rows of transaction `xid` with seq above `a` are pending too (a = 0: all of them).
+   * Sorted by xid.
+   */
+  inProgress: [xid: string, after: number][];
+}
+
+/**
+ * A `LocalCursor` as an SSE id carries it, in this field order: `x` xid, `s` seq, `i` the entries (`t` for
+ * `[t, 0]`, `t:a` for `[t, a]`; absent when there are none). The ids of earlier releases hold it: the codec
+ * keeps it byte for byte.
+ */
+export interface LocalWireCursor {
   x: string;
   s: number;
-  /** `[xid, a]`: the rows of transaction `xid` with seq above `a` are pending too (a = 0: all of them). Sorted by xid. */
-  xip: [xid: string, after: number][];
+  i?: string[];
 }
 
 type Key = [xid: string, seq: number];
@@ -104,33 +129,33 @@ function cmpKey(a: Key, b: Key): number {
 }
 
 /** The cursor for `(x, s)` and entries: sorted, one per transaction, none that `(x, s)` already covers. */
-function normalized(x: string, s: number, entries: Map<string, number>): LocalCursor {
-  const xip: [string, number][] = [];
+function normalized(xid: string, seq: number, entries: Map<string, number>): LocalCursor {
+  const inProgress: [string, number][] = [];
   for (const [t, a] of entries) {
-    const k = cmpXid(t, x);
-    if (k < 0 || (k === 0 && a < s)) xip.push([t, a]);
+    const k = cmpXid(t, xid);
+    if (k < 0 || (k === 0 && a < seq)) inProgress.push([t, a]);
   }
-  xip.sort((p, q) => cmpXid(p[0], q[0]));
-  return { x, s, xip };
+  inProgress.sort((p, q) => cmpXid(p[0], q[0]));
+  return { xid, seq, inProgress };
 }
 
 /** The smallest `a` such that every row of transaction `t` with seq above it is pending; undefined: none is. */
 function pendingAfter(c: LocalCursor, t: string): number | undefined {
-  const k = cmpXid(t, c.x);
-  let a = k > 0 ? 0 : k === 0 ? c.s : undefined;
-  for (const [u, b] of c.xip) if (u === t) a = a === undefined ? b : Math.min(a, b);
+  const k = cmpXid(t, c.xid);
+  let a = k > 0 ? 0 : k === 0 ? c.seq : undefined;
+  for (const [u, b] of c.inProgress) if (u === t) a = a === undefined ? b : Math.min(a, b);
   return a;
 }
 
 /** The cursor after every row visible in the read's snapshot, pending and with a key up to `bound`, was taken. */
 function shrink(c: LocalCursor, bound: Key, inProgress: string[]): LocalCursor {
-  const [x, s] = cmpKey([c.x, c.s], bound) >= 0 ? [c.x, c.s] : bound;
+  const [x, s] = cmpKey([c.xid, c.seq], bound) >= 0 ? [c.xid, c.seq] : bound;
   const entries = new Map<string, number>();
   const add = (t: string, a: number) => {
     const old = entries.get(t);
     entries.set(t, old === undefined ? a : Math.min(old, a));
   };
-  for (const [t, a] of c.xip) {
+  for (const [t, a] of c.inProgress) {
     const k = cmpXid(t, bound[0]);
     if (k > 0) add(t, a);
     else if (k === 0) add(t, Math.max(a, bound[1]));
@@ -138,6 +163,33 @@ function shrink(c: LocalCursor, bound: Key, inProgress: string[]): LocalCursor {
   for (const t of inProgress) {
     const a = pendingAfter(c, t);
     if (a !== undefined) add(t, a);
+  }
+  return normalized(x, s, entries);
+}
+
+/** The cursor as the store's statements take a tail position. */
+const tailPosition = (c: LocalCursor): TailPosition => ({ x: c.xid, s: c.seq, xip: c.inProgress });
+
+/** The wire form of a cursor (see `LocalWireCursor`). */
+function toWire(c: LocalCursor): LocalWireCursor {
+  return c.inProgress.length === 0
+    ? { x: c.xid, s: c.seq }
+    : { x: c.xid, s: c.seq, i: c.inProgress.map(([t, a]) => (a === 0 ? t : `${t}:${a}`)) };
+}
+
+/** The cursor of a wire value; undefined when it is not one. */
+function fromWire(value: unknown): LocalCursor | undefined {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+  const { x, s, i } = value as Partial<Record<keyof LocalWireCursor, unknown>>;
+  if (!isXid(x) || typeof s !== 'number' || !Number.isSafeInteger(s) || s < 0) return undefined;
+  if (i !== undefined && (!Array.isArray(i) || i.length > MAX_RESTORED_ENTRIES)) return undefined;
+  const entries = new Map<string, number>();
+  for (const item of (i ?? []) as unknown[]) {
+    if (typeof item !== 'string') return undefined;
+    const [t, a = '0', ...rest] = item.split(':');
+    if (rest.length > 0 || !isXid(t) || !/^(0|[1-9][0-9]{0,15})$/.test(a) || !Number.isSafeInteger(Number(a)))
+      return undefined;
+    entries.set(t, Math.min(entries.get(t) ?? Number(a), Number(a)));
   }
   return normalized(x, s, entries);
 }
@@ -156,7 +208,8 @@ const toEvent = (r: StreamEventRow): StreamEvent => ({
   level: r.level,
 });
 
-interface ReadBatch {
+/** What one tail read gives a key (`read`, `readTogether`). */
+export interface LocalReadBatch {
   /** The rows read that the filter pattern keeps, in key order. */
   rows: Row[];
   snapshot: Snapshot;
@@ -167,11 +220,11 @@ interface ReadBatch {
 /** The union of the pending sets of `cursors`: keys above the lowest (x, s), and the entries below it. */
 function pendingUnion(cursors: readonly LocalCursor[]): { low: Key; extra: Map<string, number> } | undefined {
   let low: Key | undefined;
-  for (const c of cursors) if (low === undefined || cmpKey([c.x, c.s], low) < 0) low = [c.x, c.s];
+  for (const c of cursors) if (low === undefined || cmpKey([c.xid, c.seq], low) < 0) low = [c.xid, c.seq];
   if (low === undefined) return undefined;
   const extra = new Map<string, number>();
   for (const c of cursors) {
-    for (const [t, a] of c.xip) {
+    for (const [t, a] of c.inProgress) {
       if (cmpKey([t, a], low) >= 0) continue; // every row of it above a is above `low`
       extra.set(t, Math.min(extra.get(t) ?? a, a));
     }
@@ -207,11 +260,12 @@ export interface LocalStreamSourceOptions {
   slices?: Partial<SliceSizing>;
 }
 
-export class LocalStreamSource implements StreamSource<LocalCursor> {
+export class LocalStreamSource implements StreamSource<LocalCursor, LocalReadBatch> {
   private readonly readLimit: number;
   private readonly slices: SliceSizing;
   /** Per account, how many rows a tail statement may scan to take about DB_SLICE_MS (learnt read by read). */
   private readonly tailSizers = new Map<string, SliceSizer>();
+  readonly tailing = { kind: 'polled' } as const;
 
   constructor(
     private readonly db: Db,
@@ -223,7 +277,7 @@ export class LocalStreamSource implements StreamSource<LocalCursor> {
 
   async tailStart(_query?: StreamQuery, _signal?: AbortSignal): Promise<LocalCursor> {
     const snapshot = sortedSnapshot(await currentSnapshot(this.db));
-    return { x: snapshot.xmax, s: 0, xip: snapshot.xip.map((t): [string, number] => [t, 0]) };
+    return { xid: snapshot.xmax, seq: 0, inProgress: snapshot.xip.map((t): [string, number] => [t, 0]) };
   }
 
   async *history(
@@ -248,7 +302,13 @@ export class LocalStreamSource implements StreamSource<LocalCursor> {
       try {
         rows = await readHistorySliced(
           this.db,
-          { scope, window, after: cursor, ceiling: switchPoint, limit: batchSize },
+          {
+            scope,
+            window,
+            after: cursor,
+            ceiling: switchPoint === undefined ? undefined : tailPosition(switchPoint),
+            limit: batchSize,
+          },
           sizer,
           signal,
         );
@@ -265,10 +325,10 @@ export class LocalStreamSource implements StreamSource<LocalCursor> {
   }
 
   /** One read for every subscriber of the query: the rows pending for any of their cursors. */
-  async read(q: StreamQuery, cursors: LocalCursor[], signal?: AbortSignal): Promise<ReadBatch> {
+  async read(q: StreamQuery, cursors: LocalCursor[], signal?: AbortSignal): Promise<LocalReadBatch> {
     const [result] = (await this.readTogether([{ query: q, cursors, signal }], signal)).batches;
     if (result !== undefined && 'error' in result) throw result.error;
-    return result!.batch as ReadBatch;
+    return result!.batch;
   }
 
   /**
@@ -280,10 +340,7 @@ export class LocalStreamSource implements StreamSource<LocalCursor> {
    * says a lane stopped at its budget. Each key takes its scope's rows of its lane and applies its filter pattern
    * to them (`select`, once per key).
    */
-  async readTogether(
-    keys: KeyRead<LocalCursor>[],
-    signal?: AbortSignal,
-  ): Promise<{ batches: KeyBatch[]; more: boolean }> {
+  async readTogether(keys: KeyRead<LocalCursor>[], signal?: AbortSignal): Promise<TogetherRead<LocalReadBatch>> {
     if (keys.length === 0) return { batches: [], more: false };
     const accountId = keys[0]!.query.account.id;
     if (keys.some((k) => k.query.account.id !== accountId)) throw new Error('readTogether: keys of several accounts');
@@ -320,7 +377,7 @@ export class LocalStreamSource implements StreamSource<LocalCursor> {
     sizer.record({ budget: budgets.reduce((sum, b) => sum + b, 0), scanned: read.scanned, ms: read.ms });
     const snapshot = sortedSnapshot(read.snapshot);
     const batches = await Promise.all(
-      keys.map(async (k, i): Promise<KeyBatch> => {
+      keys.map(async (k, i): Promise<KeyBatch<LocalReadBatch>> => {
         const n = keyLane[i];
         const lane = n === undefined ? undefined : read.lanes[n];
         const p = pending[i];
@@ -334,7 +391,7 @@ export class LocalStreamSource implements StreamSource<LocalCursor> {
         }
         try {
           const kept = await k.query.filter.select(rows, (r) => r.message, k.signal ?? signal);
-          const batch: ReadBatch = { rows: kept, snapshot };
+          const batch: LocalReadBatch = { rows: kept, snapshot };
           if (lane?.last !== undefined) batch.last = lane.last;
           return { batch };
         } catch (error) {
@@ -362,14 +419,14 @@ export class LocalStreamSource implements StreamSource<LocalCursor> {
 
   advance(
     cursor: LocalCursor,
-    batch: unknown,
+    batch: LocalReadBatch,
     startMs: number,
     limit = Number.POSITIVE_INFINITY,
-  ): { events: StreamEvent[]; cursor: LocalCursor; more: boolean } {
-    const { rows, snapshot, last } = batch as ReadBatch;
+  ): TailStep<LocalCursor> & { more: boolean } {
+    const { rows, snapshot, last } = batch;
     const max = Math.max(1, limit);
-    const entries = new Map(cursor.xip);
-    const floor: Key = [cursor.x, cursor.s];
+    const entries = new Map(cursor.inProgress);
+    const floor: Key = [cursor.xid, cursor.seq];
     const pending = (r: Row) =>
       cmpKey([r.xid, r.seq], floor) > 0 || r.seq > (entries.get(r.xid) ?? Number.POSITIVE_INFINITY);
     // Without entries, nothing at or below (x, s) is pending: start past it.
@@ -399,31 +456,16 @@ export class LocalStreamSource implements StreamSource<LocalCursor> {
     return { events, cursor: shrink(cursor, bound, snapshot.xip), more: stopped };
   }
 
-  compact(cursor: LocalCursor): unknown {
-    const full =
-      cursor.xip.length === 0
-        ? { x: cursor.x, s: cursor.s }
-        : { x: cursor.x, s: cursor.s, i: cursor.xip.map(([t, a]) => (a === 0 ? t : `${t}:${a}`)) };
+  compact(cursor: LocalCursor): LocalWireCursor {
+    const full = toWire(cursor);
     if (Buffer.byteLength(JSON.stringify(full)) <= COMPACT_BYTES) return full;
     // Too many transactions in progress for an SSE id: a superset of what is pending (may repeat, never loses).
-    let low: Key = [cursor.x, cursor.s];
-    for (const [t, a] of cursor.xip) if (cmpKey([t, a], low) < 0) low = [t, a];
-    return { x: low[0], s: low[1] };
+    let low: Key = [cursor.xid, cursor.seq];
+    for (const [t, a] of cursor.inProgress) if (cmpKey([t, a], low) < 0) low = [t, a];
+    return toWire({ xid: low[0], seq: low[1], inProgress: [] });
   }
 
   restore(value: unknown): LocalCursor | undefined {
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
-    const { x, s, i } = value as { x?: unknown; s?: unknown; i?: unknown };
-    if (!isXid(x) || typeof s !== 'number' || !Number.isSafeInteger(s) || s < 0) return undefined;
-    if (i !== undefined && (!Array.isArray(i) || i.length > MAX_RESTORED_ENTRIES)) return undefined;
-    const entries = new Map<string, number>();
-    for (const item of (i ?? []) as unknown[]) {
-      if (typeof item !== 'string') return undefined;
-      const [t, a = '0', ...rest] = item.split(':');
-      if (rest.length > 0 || !isXid(t) || !/^(0|[1-9][0-9]{0,15})$/.test(a) || !Number.isSafeInteger(Number(a)))
-        return undefined;
-      entries.set(t, Math.min(entries.get(t) ?? Number(a), Number(a)));
-    }
-    return normalized(x, s, entries);
+    return fromWire(value);
   }
 }

@@ -1,8 +1,7 @@
 import { canRead, type Caller } from '../../core/caller.js';
 import { appError } from '../../core/errors.js';
-import type { CloudAccount, LogTarget, StreamSelector } from '../../core/log-query/types.js';
+import type { LogTarget, StreamSelector } from '../../core/log-query/types.js';
 import type { Db } from '../../store/db.js';
-import { findCloudAccount } from '../../store/repositories/cloud-accounts.js';
 import { listLogSourcesOfInstances } from '../../store/repositories/log-sources.js';
 import { moduleInstanceIdsOfEnvironment } from '../../store/repositories/module-instances.js';
 import { storeTenancy, type Tenancy } from '../../store/tenancy.js';
@@ -133,9 +132,4 @@ export async function resolveInstanceTargets(
     });
   }
   return targets;
-}
-
-/** Loads a cloud account row as a CloudAccount (kept for the stream service; the repository has it). */
-export async function loadAccount(db: Db, id: string): Promise<CloudAccount | undefined> {
-  return findCloudAccount(db, id);
 }

@@ -16,20 +16,15 @@ import type { Tenancy } from '../../store/tenancy.js';
 import { resolveDeploymentResourceTargets } from './deployment-resource.js';
 import { cutPage, type UnitResult } from '../../core/log-query/page.js';
 import { countHistogram, type LogHistogramRequest, type LogHistogramResult } from './histogram.js';
-import { checkSelectorRules, resolveInstanceTargets, type SourceSelection } from './resolve.js';
+import { checkSelectorRules, resolveInstanceTargets } from './resolve.js';
 import { parseTime } from '../../core/log-time.js';
 import type { BackendRow, LogQueryResult, LogRow, LogTarget, TimeWindow } from '../../core/log-query/types.js';
+import { DEFAULT_LIMIT, MAX_LIMIT, type LogQueryBody } from '../../core/schemas/log-query.js';
 
-export const DEFAULT_LIMIT = 1000;
-export const MAX_LIMIT = 10_000;
+export { DEFAULT_LIMIT, MAX_LIMIT };
 
-export interface LogQueryRequest extends SourceSelection {
-  startTime: string | number;
-  endTime: string | number;
-  limit?: number;
-  complete?: boolean;
-  filter?: unknown;
-}
+/** The log query's body as the route validated it (`LogQueryBody`); `filter` is parsed here (`parseFilter`). */
+export type LogQueryRequest = LogQueryBody;
 
 export interface LogQueryOptions {
   sourceTimeoutMs: number;

@@ -3,7 +3,7 @@ import { Value } from '@sinclair/typebox/value';
 import { appError } from '../../core/errors.js';
 import { MAX_TIME_MS } from '../../core/log-time.js';
 import { holdsOnlyStorableText } from '../../core/storable-text.js';
-import type { StreamSource } from '../../providers/log-stream-source.js';
+import type { AnyStreamSource } from '../../providers/log-stream-source.js';
 
 /**
  * What an SSE id holds: the history position and switch point, or the tail cursor. `v` is the format's version
@@ -89,8 +89,7 @@ export function decodeEventId(id: string | undefined): ResumePoint | undefined {
  * Refuses (400, before the stream starts) a resume point whose cursor the stream's source cannot restore: a tail
  * cursor, or a history id's switch point, of another source or made up.
  */
-// biome-ignore lint/suspicious/noExplicitAny: each source has its own cursor type
-export function checkResumable(resume: ResumePoint | undefined, source: StreamSource<any>): void {
+export function checkResumable(resume: ResumePoint | undefined, source: Pick<AnyStreamSource, 'restore'>): void {
   const cursor = resume === undefined ? undefined : resume.p === 't' ? resume.c : resume.s;
   if (cursor !== undefined && source.restore(cursor) === undefined)
     throw forged('Last-Event-ID does not resume this stream: use the id of a message of the same stream.');

@@ -4,31 +4,20 @@ import { checkRegexCost, filterPatternRegexCosts } from '../../core/filter-cost.
 import { parseFilterPattern } from '../../core/filter-pattern/index.js';
 import type { Logger } from '../../core/logger.js';
 import { parseTime } from '../../core/log-time.js';
-import type { MessageFilter, StreamQuery, StreamSource } from '../../providers/log-stream-source.js';
+import type { AnyStreamSource, MessageFilter, StreamQuery } from '../../providers/log-stream-source.js';
 import { FilterBudgetError, type FilterPool } from '../filter-pool/pool.js';
 import type { Db } from '../../store/db.js';
-import { loadAccount } from '../log-query/resolve.js';
+import { findCloudAccount } from '../../store/repositories/cloud-accounts.js';
 import { checkResumable, decodeEventId, encodeEventId } from './resume-id.js';
 import { LogStream } from './stream.js';
 import type { ChangeEvent } from '../../store/change-feed.js';
 import type { SharedTails } from './shared-tail.js';
 import { TailHub } from './tail-hub.js';
 import type { HeavyWork } from '../heavy-work.js';
+import { MAX_LOG_GROUPS, MAX_STREAM_NAMES, type LogStreamQuery } from '../../core/schemas/log-stream.js';
 
-// Where every stream id is made, for the tests that check their size.
-export { encodeEventId } from './resume-id.js';
-
-export interface StreamParams {
-  accountId: string;
-  logGroups: string[];
-  logStreamPrefix?: string;
-  logStreamNames?: string[];
-  region?: string;
-  startTime?: string;
-  endTime?: string;
-  tail?: boolean;
-  filterPattern?: string;
-}
+/** A stream's parameters: the query string as the route validated it (`LogStreamQuery`). */
+export type StreamParams = LogStreamQuery;
 
 export interface StreamOptions {
   pollIntervalMs: number;
@@ -54,11 +43,6 @@ export interface StreamOptions {
 
 /** The change feed's payload for events written to a local account (migration 009). */
 const INGEST_PREFIX = 'log_events:';
-
-/** Log groups per stream at most, counted after splitting (a group given twice counts once). */
-export const MAX_LOG_GROUPS = 50;
-/** Stream names per stream at most (FilterLogEvents' `logStreamNames` limit), counted after splitting. */
-export const MAX_STREAM_NAMES = 100;
 
 const invalid = (description: string, field: string) =>
   appError('logs:stream:invalid-parameters', { description, metadata: { parameter: field } });
@@ -111,8 +95,8 @@ export class LogStreamService {
 
   constructor(
     private readonly db: Db,
-    // biome-ignore lint/suspicious/noExplicitAny: each source has its own cursor type; the hub keeps them apart
-    private readonly sources: { local: StreamSource<any>; aws?: StreamSource<any> },
+    // Each source's cursors and batches stay its own: the hub keeps them apart (`AnyStreamSource`).
+    private readonly sources: { local: AnyStreamSource; aws?: AnyStreamSource },
     private readonly options: StreamOptions,
   ) {
     this.hub = new TailHub(options.pollIntervalMs, {
@@ -161,7 +145,7 @@ export class LogStreamService {
         hasPrefix ? 'logStreamNames' : 'logStreamPrefix',
       );
     }
-    const account = await loadAccount(this.db, params.accountId);
+    const account = await findCloudAccount(this.db, params.accountId);
     if (account === undefined || !canRead(caller, account.organizationId)) {
       throw appError('logs:account:not-found', { metadata: { accountId: params.accountId } });
     }

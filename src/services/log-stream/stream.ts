@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { AppError, appError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import { MAX_TIME_MS } from '../../core/log-time.js';
-import type { HistoryCursor, StreamEvent, StreamQuery, StreamSource } from '../../providers/log-stream-source.js';
+import type { AnyStreamSource, HistoryCursor, StreamEvent, StreamQuery } from '../../providers/log-stream-source.js';
 import { encodeEventId, type ResumePoint } from './resume-id.js';
 import type { TailHub } from './tail-hub.js';
 
@@ -49,8 +49,7 @@ const wire = (e: StreamEvent): WireEvent => ({
 /** What one stream reads, checked before it starts (`LogStreamService.prepare`). */
 export interface StreamPlan {
   query: StreamQuery;
-  // biome-ignore lint/suspicious/noExplicitAny: each source has its own cursor type; the hub keeps them apart
-  source: StreamSource<any>;
+  source: AnyStreamSource;
   startMs: number;
   endMs: number;
   tail: boolean;

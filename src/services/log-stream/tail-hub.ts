@@ -1,6 +1,12 @@
 import { appError } from '../../core/errors.js';
 import { runAsTenant } from '../../core/tenant-context.js';
-import type { StreamEvent, StreamQuery, StreamSource } from '../../providers/log-stream-source.js';
+import type {
+  AnyStreamSource,
+  StreamEvent,
+  StreamQuery,
+  StreamSource,
+  TogetherRead,
+} from '../../providers/log-stream-source.js';
 import type { KeyFeed, SharedTails } from './shared-tail.js';
 
 export interface Subscriber<C> {
@@ -12,41 +18,47 @@ export interface Subscriber<C> {
   fail(error: unknown): void;
 }
 
-interface Poller {
-  // biome-ignore lint/suspicious/noExplicitAny: each poller has its own cursor type
-  source: StreamSource<any>;
+/** A key's tail: its source, and its subscribers (their cursors are that source's). */
+interface Poller<C, B> {
+  source: StreamSource<C, B>;
   query: StreamQuery;
-  // biome-ignore lint/suspicious/noExplicitAny: subscribers of one poller share its cursor type
-  subscribers: Set<Subscriber<any>>;
+  subscribers: Set<Subscriber<C>>;
   timer?: NodeJS.Timeout;
   abort?: AbortController;
   /** A tick is running; `again`: another was asked for meanwhile. */
   running?: boolean;
   again?: boolean;
   lastTick?: number;
-  /** The cluster-wide live feed of the key (sources with `live`). */
+  /** The cluster-wide live feed of the key (sources whose tail is `live`). */
   shared?: { feed: KeyFeed; leave: () => void };
   /** The account's keys read together (sources with `readTogether`): this key is read with them, not on its own. */
-  group?: ReadGroup;
+  group?: AnyReadGroup;
 }
+
+/**
+ * The hub's pollers and groups, whatever their source: each is handed only to methods generic over its own
+ * cursor and batch types, so a source is given only its own cursors and batches.
+ */
+type AnyPoller = Poller<unknown, unknown>;
 
 /**
  * The keys of one account (and source) read together: one timer, one read per interval or wake, whatever the
  * number of keys. Keys of one account belong to one organization, so a read never mixes tenants.
  */
-interface ReadGroup {
+interface ReadGroup<C, B> {
   id: string;
   accountId: string;
-  // biome-ignore lint/suspicious/noExplicitAny: the keys of one group share their source's cursor type
-  source: StreamSource<any>;
+  source: StreamSource<C, B>;
   organizationId: string;
-  pollers: Set<Poller>;
+  pollers: Set<Poller<C, B>>;
   timer?: NodeJS.Timeout;
   abort?: AbortController;
   running?: boolean;
   again?: boolean;
   lastTick?: number;
 }
+
+type AnyReadGroup = ReadGroup<unknown, unknown>;
 
 /** Reads of one woken key are at least this far apart. */
 const WAKE_GAP_MS = 50;
@@ -54,7 +66,7 @@ const WAKE_GAP_MS = 50;
 export interface TailHubOptions {
   /** Events per delivery (one SSE message), for sources that can stop part-way through a read. */
   maxPerDelivery?: number;
-  /** The keys this replica follows cluster-wide (sources with `live`); without it every key polls here. */
+  /** The keys this replica follows cluster-wide (sources whose tail is `live`); without it every key polls here. */
   shared?: SharedTails;
   /**
    * A key just followed has no window yet: cursors wait this long for its first message before reading
@@ -65,7 +77,7 @@ export interface TailHubOptions {
 
 /**
  * Shares the tail of every subscriber of one key (account, region, groups, stream filter, pattern).
- * Sources with a `live` part (aws) are fed by the key's one upstream in the cluster (`SharedTails`): each
+ * Sources whose tail is `live` (aws) are fed by the key's one upstream in the cluster (`SharedTails`): each
  * replica keeps a window of recent events and its subscribers take from it; a cursor older than the window
  * reads upstream once (shared by every such cursor of the key) and then joins it. Sources that read keys
  * together (local) are read once per interval (or wake) per account, every key of the account with ready
@@ -74,8 +86,8 @@ export interface TailHubOptions {
  * A key stops as soon as its last subscriber leaves.
  */
 export class TailHub {
-  private readonly pollers = new Map<string, Poller>();
-  private readonly groups = new Map<string, ReadGroup>();
+  private readonly pollers = new Map<string, AnyPoller>();
+  private readonly groups = new Map<string, AnyReadGroup>();
   /** Reads of a key (alone or with others), and catch-up reads of cursors older than a window: metrics and tests. */
   polls = 0;
   /** Reads made upstream: one per read of an account's keys together, one per read of a key alone. */
@@ -107,14 +119,14 @@ export class TailHub {
     return this.groups.size;
   }
 
-  subscribe<C>(source: StreamSource<C>, query: StreamQuery, subscriber: Subscriber<C>): () => void {
+  subscribe<C, B>(source: StreamSource<C, B>, query: StreamQuery, subscriber: Subscriber<C>): () => void {
     const key = TailHub.key(query);
     let poller = this.pollers.get(key);
     if (poller === undefined) {
-      const created: Poller = { source, query, subscribers: new Set() };
+      const created: Poller<C, B> = { source, query, subscribers: new Set() };
       poller = created;
       this.pollers.set(key, created);
-      if (source.live !== undefined && this.shared !== undefined) {
+      if (source.tailing.kind === 'live' && this.shared !== undefined) {
         created.shared = this.shared.follow(key, query, {
           wake: () => this.soon(key, created),
           end: (kind, message) => {
@@ -142,7 +154,7 @@ export class TailHub {
     };
   }
 
-  private stop(key: string, poller: Poller): void {
+  private stop(key: string, poller: AnyPoller): void {
     clearTimeout(poller.timer);
     poller.abort?.abort();
     poller.shared?.leave();
@@ -159,38 +171,39 @@ export class TailHub {
   }
 
   /** A key of a source that reads keys together joins its account's group (read at the group's next tick). */
-  private join(poller: Poller): void {
+  private join<C, B>(poller: Poller<C, B>): void {
     const id = `${sourceId(poller.source)}\u0000${poller.query.account.id}`;
     let group = this.groups.get(id);
     if (group === undefined) {
-      group = {
+      const created: ReadGroup<C, B> = {
         id,
         accountId: poller.query.account.id,
         source: poller.source,
         organizationId: poller.query.account.organizationId,
         pollers: new Set(),
       };
-      this.groups.set(id, group);
-      this.scheduleGroup(group, this.intervalMs);
+      group = created;
+      this.groups.set(id, created);
+      this.scheduleGroup(created, this.intervalMs);
     }
     group.pollers.add(poller);
     poller.group = group;
   }
 
-  private scheduleGroup(group: ReadGroup, wait: number): void {
+  private scheduleGroup(group: AnyReadGroup, wait: number): void {
     clearTimeout(group.timer);
     group.timer = setTimeout(() => void this.tickGroup(group), wait);
     group.timer.unref?.();
   }
 
   /** Read the group now rather than at its next interval (woken reads at least WAKE_GAP_MS apart). */
-  private groupSoon(group: ReadGroup): void {
+  private groupSoon(group: AnyReadGroup): void {
     if (this.groups.get(group.id) !== group) return;
     if (group.running) group.again = true;
     else this.scheduleGroup(group, Math.max(0, (group.lastTick ?? 0) + WAKE_GAP_MS - Date.now()));
   }
 
-  private async tickGroup(group: ReadGroup): Promise<void> {
+  private async tickGroup(group: AnyReadGroup): Promise<void> {
     if (group.running || this.groups.get(group.id) !== group) return;
     group.running = true;
     let more = false;
@@ -209,7 +222,7 @@ export class TailHub {
   }
 
   /** One read of every key of the group with a subscriber ready; true when a key's read stopped short. */
-  private async serveGroup(group: ReadGroup): Promise<boolean> {
+  private async serveGroup<C, B>(group: ReadGroup<C, B>): Promise<boolean> {
     group.lastTick = Date.now();
     const due = [...group.pollers]
       .map((poller) => ({ poller, ready: [...poller.subscribers].filter((s) => s.ready()) }))
@@ -223,7 +236,7 @@ export class TailHub {
     }
     this.polls += due.length;
     this.reads++;
-    let result: Awaited<ReturnType<NonNullable<StreamSource['readTogether']>>>;
+    let result: TogetherRead<B>;
     try {
       // The account's organization is whose turn the statements take in the database's fair queues.
       result = await runAsTenant({ organizationId: group.organizationId }, () =>
@@ -250,7 +263,7 @@ export class TailHub {
     return result.more;
   }
 
-  private schedule(key: string, poller: Poller): void {
+  private schedule(key: string, poller: AnyPoller): void {
     clearTimeout(poller.timer);
     poller.timer = setTimeout(() => void this.tick(key, poller), this.intervalMs);
     poller.timer.unref?.();
@@ -260,7 +273,7 @@ export class TailHub {
    * New events in a key's window, or written to a local account: deliver now rather than at the next interval
    * (woken reads of one key are at least WAKE_GAP_MS apart, however often it is woken).
    */
-  private soon(key: string, poller: Poller): void {
+  private soon(key: string, poller: AnyPoller): void {
     if (this.pollers.get(key) !== poller) return;
     if (poller.running) poller.again = true;
     else {
@@ -282,7 +295,7 @@ export class TailHub {
     }
   }
 
-  private async tick(key: string, poller: Poller): Promise<void> {
+  private async tick(key: string, poller: AnyPoller): Promise<void> {
     if (poller.running || this.pollers.get(key) !== poller) return;
     poller.running = true;
     try {
@@ -296,13 +309,13 @@ export class TailHub {
     if (this.pollers.get(key) === poller && poller.subscribers.size > 0) this.schedule(key, poller);
   }
 
-  private async serve(poller: Poller): Promise<void> {
+  private async serve<C, B>(poller: Poller<C, B>): Promise<void> {
     poller.lastTick = Date.now();
     const ready = [...poller.subscribers].filter((s) => s.ready());
     if (ready.length === 0) return;
-    const live = poller.source.live;
+    const live = poller.source.tailing;
     const shared = poller.shared;
-    if (live !== undefined && shared !== undefined) {
+    if (live.kind === 'live' && shared !== undefined) {
       const window = shared.feed.window;
       const warming = shared.feed.age < this.warmupWaitMs;
       // Cursors resumed from a bus position wait (while the window warms up) until the window can rebuild them.
@@ -320,8 +333,7 @@ export class TailHub {
     await this.read(poller, ready);
   }
 
-  // biome-ignore lint/suspicious/noExplicitAny: subscribers of one poller share its cursor type
-  private async read(poller: Poller, subscribers: Subscriber<any>[]): Promise<void> {
+  private async read<C, B>(poller: Poller<C, B>, subscribers: Subscriber<C>[]): Promise<void> {
     poller.abort = new AbortController();
     try {
       this.polls++;
@@ -337,8 +349,7 @@ export class TailHub {
     }
   }
 
-  // biome-ignore lint/suspicious/noExplicitAny: subscribers of one poller share its cursor type
-  private deliver(poller: Poller, subscribers: Subscriber<any>[], batch: unknown): void {
+  private deliver<C, B>(poller: Poller<C, B>, subscribers: Subscriber<C>[], batch: B): void {
     for (const s of subscribers) {
       // Part by part when the source stops at the limit, each delivered with the cursor after it; a client
       // that falls behind meanwhile keeps its place and gets the rest from a later read.
@@ -356,13 +367,11 @@ export class TailHub {
   }
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: any source
-const sourceIds = new WeakMap<StreamSource<any>, number>();
+const sourceIds = new WeakMap<AnyStreamSource, number>();
 let nextSourceId = 0;
 
 /** A number per source object: keys of two sources (tests build several) are never read together. */
-// biome-ignore lint/suspicious/noExplicitAny: any source
-function sourceId(source: StreamSource<any>): number {
+function sourceId(source: AnyStreamSource): number {
   let id = sourceIds.get(source);
   if (id === undefined) {
     id = nextSourceId++;
