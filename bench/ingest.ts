@@ -16,7 +16,7 @@ import { Readable } from 'node:stream';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { deriveLevel, parseJsonMessage } from '../src/core/log-level.js';
-import { newEventId } from '../src/store/repositories/log-events.js';
+import { newEventId } from '../src/store/log-ingest/events.js';
 import {
   createDatabase,
   databaseKinds,

@@ -13,7 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { loadConfig } from '../src/config.js';
 import { parseFilter, planFilter, sqlCapabilities } from '../src/core/filter-tree/index.js';
 import type { LogTarget } from '../src/core/log-query/types.js';
-import { LocalLogBackend } from '../src/providers/local/log-backend.js';
+import { LocalLogBackend } from '../src/providers/local/log-query/backend.js';
 import { databaseKinds, seedFixture, startBerth, type BenchDatabase, type DatabaseKind } from './lib/berth.js';
 import { BENCH_ACCOUNT, BENCH_ORG, BENCH_REGION, BENCH_TOKEN, benchFixture } from './lib/b-fixture.js';
 import { DATA_END_MS, DAY_MS, insertGeneratedEvents, keptDatabase, openBenchStore } from './lib/b-dataset.js';

@@ -70,8 +70,8 @@ async function run(kind: 'pglite' | 'postgres', tails: number, mode: 'idle' | 'w
       load('store/db.ts'),
       load('store/migrate.ts'),
       load('fixtures/load.ts'),
-      load('store/repositories/log-events.ts'),
-      load('providers/local/log-stream-source.ts'),
+      load('store/log-ingest/events.ts'),
+      load('providers/local/log-stream/source.ts'),
       load('services/log-stream/tail-hub.ts'),
     ]);
   const { runAsTenant } = await load('core/tenant-context.ts');

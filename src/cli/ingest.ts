@@ -11,7 +11,7 @@ import {
   MAX_EVENTS_PER_INGEST,
   type IngestEvent,
   type IngestTarget,
-} from '../services/log-ingest.js';
+} from '../services/log-ingest/service.js';
 import { strictAjv } from '../core/validation.js';
 import { CliError } from './cli-error.js';
 import { describeFailure, postJson, serverTarget, serverToken } from './server-client.js';

@@ -1,12 +1,12 @@
 import type { Db } from '../store/db.js';
 import { listAwsAccounts } from '../store/repositories/cloud-accounts.js';
 import type { AwsAccount, AwsClients, AwsOptions } from './aws/clients.js';
-import { AcmCertificateAuthority } from './aws/certificate-authority.js';
-import { LocalCertificateAuthority } from './local/certificate-authority.js';
-import type { CertificateAuthority } from './certificate-authority.js';
-import { Route53DnsZone } from './aws/dns-zone.js';
-import { LocalDnsZone } from './local/dns-zone.js';
-import type { DnsZone } from './dns-zone.js';
+import { AcmCertificateAuthority } from './aws/domains/certificate-authority.js';
+import { LocalCertificateAuthority } from './local/domains/certificate-authority.js';
+import type { CertificateAuthority } from './domains/certificate-authority.js';
+import { Route53DnsZone } from './aws/domains/dns-zone.js';
+import { LocalDnsZone } from './local/domains/dns-zone.js';
+import type { DnsZone } from './domains/dns-zone.js';
 
 export interface ProviderOverrides {
   /** Options of the process's AWS client factory (tests: short retry backoffs, static credentials). */

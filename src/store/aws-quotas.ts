@@ -9,7 +9,7 @@ import type { Db } from './db.js';
  * database's is one. Statements are bounded like all others of the store (the pool's statement and query timeouts).
  */
 
-/** Advisory lock class of slot acquisition, taken with `hashtext(key)` (others: repositories/log-events.ts). */
+/** Advisory lock class of slot acquisition, taken with `hashtext(key)` (others: log-ingest/events.ts). */
 const LOCK_CLASS_SLOTS = 0x62657171;
 
 /** One concurrent slot held. */

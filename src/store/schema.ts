@@ -334,12 +334,12 @@ export const TABLE_COLUMNS: TableColumns = {
  */
 export const RAW_SQL_TABLES = {
   berth_migrations: 'migrate.ts',
-  log_event_counts: "migration 006's triggers, repositories/log-events.ts",
-  log_event_count_changes: "migration 006's triggers, repositories/log-events.ts",
-  ingest_idempotency_keys: 'repositories/ingest-idempotency.ts',
-  tail_buffer: 'tail-bus/pg-statements.ts',
-  tail_trims: 'tail-bus/pg-statements.ts',
-  tail_leases: 'tail-bus/pg-leases.ts',
+  log_event_counts: "migration 006's triggers, log-ingest/events.ts",
+  log_event_count_changes: "migration 006's triggers, log-ingest/events.ts",
+  ingest_idempotency_keys: 'log-ingest/idempotency.ts',
+  tail_buffer: 'log-stream/tail-bus/pg-statements.ts',
+  tail_trims: 'log-stream/tail-bus/pg-statements.ts',
+  tail_leases: 'log-stream/tail-bus/pg-leases.ts',
   aws_rate_slots: 'aws-quotas.ts',
   aws_quota_leases: 'aws-quotas.ts',
 } as const;

@@ -4,7 +4,7 @@
 // symbol ␛ and U+202E as ⟨U+202E⟩, and the page keeps answering. Run on PGlite and on PostgreSQL.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertLocalEvents } from '../../src/store/repositories/log-events.js';
+import { insertLocalEvents } from '../../src/store/log-ingest/events.js';
 import type { TestApp } from '../support/app.js';
 import {
   launchBrowser,

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/http/app.js';
-import type { CertificateAuthority } from '../../src/providers/certificate-authority.js';
-import type { DnsZone } from '../../src/providers/dns-zone.js';
+import type { CertificateAuthority } from '../../src/providers/domains/certificate-authority.js';
+import type { DnsZone } from '../../src/providers/domains/dns-zone.js';
 import { ProviderError } from '../../src/providers/errors.js';
 import { createServices, type ServiceOverrides, type Services } from '../../src/services/index.js';
 import { startTestApp, type TestApp } from '../support/app.js';

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claimIdempotencyKey } from '../../src/store/repositories/ingest-idempotency.js';
+import { claimIdempotencyKey } from '../../src/store/log-ingest/idempotency.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { expectError } from '../support/assertions.js';
 import { expectLogsInsightsOk, LOGS_INSIGHTS_PATH } from '../support/logs-insights-api.js';

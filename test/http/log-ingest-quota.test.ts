@@ -3,11 +3,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadFixture } from '../../src/fixtures/load.js';
-import {
-  countOrganizationEvents,
-  deleteExpiredEvents,
-  insertLocalEvents,
-} from '../../src/store/repositories/log-events.js';
+import { countOrganizationEvents, deleteExpiredEvents, insertLocalEvents } from '../../src/store/log-ingest/events.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { onPostgres } from '../support/database.js';
 import { expectLogsInsightsOk, LOGS_INSIGHTS_PATH } from '../support/logs-insights-api.js';

@@ -5,11 +5,11 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertLocalEvents } from '../../src/store/repositories/log-events.js';
+import { insertLocalEvents } from '../../src/store/log-ingest/events.js';
 import type { CloudAccount } from '../../src/core/log-query/types.js';
-import { LocalStreamSource, type LocalCursor } from '../../src/providers/local/log-stream-source.js';
+import { LocalStreamSource, type LocalCursor } from '../../src/providers/local/log-stream/source.js';
 import { encodeEventId } from '../../src/services/log-stream/resume-id.js';
-import { predicateFilter, type MessageFilter, type StreamQuery } from '../../src/providers/log-stream-source.js';
+import { predicateFilter, type MessageFilter, type StreamQuery } from '../../src/providers/log-stream/port.js';
 import type { StreamSelector } from '../../src/core/log-query/types.js';
 import type { Tables } from '../../src/store/schema.js';
 import { startTestApp, type TestApp } from '../support/app.js';

@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_TOKEN } from '../../src/cli/main.js';
 import { createServices } from '../../src/services/index.js';
-import { LocalStreamSource } from '../../src/providers/local/log-stream-source.js';
+import { LocalStreamSource } from '../../src/providers/local/log-stream/source.js';
 import { LogStreamService } from '../../src/services/log-stream/service.js';
 import { startTestApp, type TestApp } from '../support/app.js';
 import { expectError } from '../support/assertions.js';

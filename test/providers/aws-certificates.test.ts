@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AwsAccount, AwsClients } from '../../src/providers/aws/clients.js';
-import { AcmCertificateAuthority, mapAcmStatus } from '../../src/providers/aws/certificate-authority.js';
-import type { StoredCertificate } from '../../src/providers/certificate-authority.js';
+import { AcmCertificateAuthority, mapAcmStatus } from '../../src/providers/aws/domains/certificate-authority.js';
+import type { StoredCertificate } from '../../src/providers/domains/certificate-authority.js';
 import { FAKE_CREDENTIALS, startFakeAws, type AcmCertificateStatus, type FakeAws } from '../support/fake-aws/index.js';
 import { startFakeAwsClients, stopFakeAwsClients } from '../support/fake-aws-clients.js';
 import { providerFailure } from '../support/provider-failure.js';

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AwsAccount, AwsClients } from '../../src/providers/aws/clients.js';
-import { Route53DnsZone } from '../../src/providers/aws/dns-zone.js';
+import { Route53DnsZone } from '../../src/providers/aws/domains/dns-zone.js';
 import type { FakeAws } from '../support/fake-aws/index.js';
 import { startFakeAwsClients, stopFakeAwsClients } from '../support/fake-aws-clients.js';
 import { providerFailure } from '../support/provider-failure.js';

@@ -13,7 +13,7 @@ import {
   LiveTailRefusedError,
   liveTail,
   logGroupArn,
-} from '../../src/providers/aws/live-tail.js';
+} from '../../src/providers/aws/log-stream/live-tail.js';
 import { FAKE_ACCOUNT_ID, type FakeAws } from '../support/fake-aws/index.js';
 import { startFakeAwsClients, stopFakeAwsClients } from '../support/fake-aws-clients.js';
 

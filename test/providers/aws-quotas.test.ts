@@ -3,7 +3,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { CloudAccount, LogTarget } from '../../src/core/log-query/types.js';
 import type { AwsClients } from '../../src/providers/aws/clients.js';
-import { InsightsLogBackend } from '../../src/providers/aws/log-backend.js';
+import { InsightsLogBackend } from '../../src/providers/aws/log-query/backend.js';
 import { AwsQuotas } from '../../src/providers/aws/quotas.js';
 import { AwsQuotaStore } from '../../src/store/aws-quotas.js';
 import { openStore, type Store } from '../../src/store/db.js';

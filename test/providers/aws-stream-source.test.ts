@@ -16,7 +16,7 @@ import {
   type HistoryCursor,
   type StreamEvent,
   type StreamQuery,
-} from '../../src/providers/log-stream-source.js';
+} from '../../src/providers/log-stream/port.js';
 import {
   AwsError,
   defaultLogsOptions,

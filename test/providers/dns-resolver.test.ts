@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DnsResolver, DnsTimeoutError, type DnsResolverOptions } from '../../src/providers/dns-resolver.js';
+import { DnsResolver, DnsTimeoutError, type DnsResolverOptions } from '../../src/providers/domains/dns-resolver.js';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
 
 const TIMEOUT_MS = 300;

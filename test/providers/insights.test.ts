@@ -6,7 +6,7 @@ import { ConfiguredRetryStrategy } from '@smithy/core/retry';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Caller } from '../../src/core/caller.js';
 import { LogQueryService } from '../../src/services/log-query/service.js';
-import { buildInsightsQuery, parseInsightsTimestamp } from '../../src/providers/aws/log-backend.js';
+import { buildInsightsQuery, parseInsightsTimestamp } from '../../src/providers/aws/log-query/backend.js';
 import { createServices } from '../../src/services/index.js';
 import { startTestApp, type TestApp, type TestResponse } from '../support/app.js';
 import { expectError } from '../support/assertions.js';

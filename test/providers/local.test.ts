@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadFixture } from '../../src/fixtures/load.js';
-import { LocalCertificateAuthority } from '../../src/providers/local/certificate-authority.js';
-import type { StoredCertificate } from '../../src/providers/certificate-authority.js';
-import { LocalDnsZone } from '../../src/providers/local/dns-zone.js';
+import { LocalCertificateAuthority } from '../../src/providers/local/domains/certificate-authority.js';
+import type { StoredCertificate } from '../../src/providers/domains/certificate-authority.js';
+import { LocalDnsZone } from '../../src/providers/local/domains/dns-zone.js';
 import { chooseAwsAccount, parseAcmArn } from '../../src/providers/index.js';
 import type { AwsAccount } from '../../src/providers/aws/clients.js';
 import { openStore, type Store } from '../../src/store/db.js';

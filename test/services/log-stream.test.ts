@@ -7,7 +7,7 @@ import {
   type StreamEvent,
   type StreamQuery,
   type StreamSource,
-} from '../../src/providers/log-stream-source.js';
+} from '../../src/providers/log-stream/port.js';
 import { encodeEventId } from '../../src/services/log-stream/resume-id.js';
 import { LogStream, type LogStreamEvent, type StreamPlan } from '../../src/services/log-stream/stream.js';
 import { TailHub } from '../../src/services/log-stream/tail-hub.js';

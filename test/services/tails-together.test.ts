@@ -12,12 +12,12 @@ import {
   LocalStreamSource,
   type LocalCursor,
   type LocalReadBatch,
-} from '../../src/providers/local/log-stream-source.js';
-import type { MessageFilter, StreamEvent, StreamQuery } from '../../src/providers/log-stream-source.js';
+} from '../../src/providers/local/log-stream/source.js';
+import type { MessageFilter, StreamEvent, StreamQuery } from '../../src/providers/log-stream/port.js';
 import { TailHub } from '../../src/services/log-stream/tail-hub.js';
 import { openStore, type Store } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
-import { insertLocalEvents } from '../../src/store/repositories/log-events.js';
+import { insertLocalEvents } from '../../src/store/log-ingest/events.js';
 import type { Tables } from '../../src/store/schema.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { baseWorld, mergeWorld, ORG_A, ORG_B } from '../support/world.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
-import { dnsRecordsAt, replaceDnsRecordSets } from '../../src/store/repositories/dns-records.js';
+import { dnsRecordsAt, replaceDnsRecordSets } from '../../src/store/domains/dns-records.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 
 describe('record sets of the embedded DNS zone', () => {

@@ -9,13 +9,13 @@ import { parseFilter, planFilter, sqlCapabilities, type FilterNode } from '../..
 import { bucketLayout, bucketOf } from '../../src/core/log-query/histogram.js';
 import type { CloudAccount, LogTarget, StreamSelector } from '../../src/core/log-query/types.js';
 import { loadFixture } from '../../src/fixtures/load.js';
-import { LocalStreamSource, type LocalCursor } from '../../src/providers/local/log-stream-source.js';
-import { predicateFilter, type StreamQuery } from '../../src/providers/log-stream-source.js';
+import { LocalStreamSource, type LocalCursor } from '../../src/providers/local/log-stream/source.js';
+import { predicateFilter, type StreamQuery } from '../../src/providers/log-stream/port.js';
 import { openStore, type Store } from '../../src/store/db.js';
 import { laneSliceQuery } from '../../src/store/repositories/log-event-slices.js';
-import { countLogEventsSliced } from '../../src/store/repositories/log-histogram-events.js';
+import { countLogEventsSliced } from '../../src/store/log-query/histogram-events.js';
 import { migrate } from '../../src/store/migrate.js';
-import { insertLocalEvents } from '../../src/store/repositories/log-events.js';
+import { insertLocalEvents } from '../../src/store/log-ingest/events.js';
 import {
   impliedLevels,
   logQueryStatement,
@@ -24,13 +24,13 @@ import {
   rowCostMicros,
   queryLogEventsSliced,
   type LogQueryEventsRequest,
-} from '../../src/store/repositories/log-query-events.js';
+} from '../../src/store/log-query/events.js';
 import {
   readHistoryBatch,
   readHistorySliced,
   type HistoryBatchRequest,
   type TailPosition,
-} from '../../src/store/repositories/log-stream-events.js';
+} from '../../src/store/log-stream/events.js';
 import { shareBudget, SliceSizer, type SliceReport, type SliceSizing } from '../../src/store/slices.js';
 import type { StatementRunner } from '../../src/store/statement-runner.js';
 import { createTestDatabase, onPostgres, type TestDatabase } from '../support/database.js';

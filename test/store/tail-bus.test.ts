@@ -13,8 +13,8 @@ import {
   type TailLeases,
   openTailCluster,
   type TailClusterOptions,
-} from '../../src/store/tail-bus/index.js';
-import { keyHash } from '../../src/store/tail-bus/subscriptions.js';
+} from '../../src/store/log-stream/tail-bus/index.js';
+import { keyHash } from '../../src/store/log-stream/tail-bus/subscriptions.js';
 import { startDbProxy, type DbProxy } from '../reliability/support/db-proxy.js';
 import { createTestDatabase, onPostgres } from '../support/database.js';
 import { reachable, TEST_REDIS_URL } from '../support/redis.js';

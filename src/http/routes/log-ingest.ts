@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { callerOf } from '../plugins/auth.js';
 import { DataOf, errorResponses } from '../../core/schemas/common.js';
 import { IngestBody, IngestHeaders, IngestResultSchema } from '../../core/schemas/log-ingest.js';
-import type { LogIngestService } from '../../services/log-ingest.js';
+import type { LogIngestService } from '../../services/log-ingest/service.js';
 
 export const logIngestRoutes: FastifyPluginAsyncTypebox<{ ingest: LogIngestService }> = async (app, { ingest }) => {
   // The retention and quota sweep runs while the API does (not in the CLI), and stops before the database closes.

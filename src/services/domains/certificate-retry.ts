@@ -2,8 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { canRead, canWrite, type Caller } from '../../core/caller.js';
 import type { RecordChecker } from './record-checker.js';
 import { appError, type AppError } from '../../core/errors.js';
-import type { CertificateState, CertificateStatus, StoredCertificate } from '../../providers/certificate-authority.js';
-import type { DnsZone } from '../../providers/dns-zone.js';
+import type {
+  CertificateState,
+  CertificateStatus,
+  StoredCertificate,
+} from '../../providers/domains/certificate-authority.js';
+import type { DnsZone } from '../../providers/domains/dns-zone.js';
 import { ProviderError, publicDescription } from '../../providers/errors.js';
 import type { Providers } from '../../providers/index.js';
 import type { Db } from '../../store/db.js';
@@ -15,8 +19,8 @@ import {
   finishValidationAttempt,
   releaseValidationLease,
   validationLease,
-} from '../../store/repositories/certificates.js';
-import { certificateServesManagedDomain } from '../../store/repositories/domains.js';
+} from '../../store/domains/certificates.js';
+import { certificateServesManagedDomain } from '../../store/domains/domains.js';
 import type { Tenancy } from '../../store/tenancy.js';
 import type { RetryResult } from '../../core/schemas/domains.js';
 

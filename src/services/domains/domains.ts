@@ -13,7 +13,7 @@ import {
   domainsNamedInOrganization,
   domainsOfInstance,
   type WildcardHolderRow,
-} from '../../store/repositories/domains.js';
+} from '../../store/domains/domains.js';
 import type { Tenancy } from '../../store/tenancy.js';
 import type { Domain, DomainCertificate, DomainPage, ListDomainsQuery } from '../../core/schemas/domains.js';
 import { DEFAULT_PAGE_LIMIT } from '../../core/schemas/common.js';

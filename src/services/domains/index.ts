@@ -1,5 +1,5 @@
 import { listSetting, type Config } from '../../config.js';
-import { DnsResolver } from '../../providers/dns-resolver.js';
+import { DnsResolver } from '../../providers/domains/dns-resolver.js';
 import { RecordChecker } from './record-checker.js';
 import type { Providers } from '../../providers/index.js';
 import type { Db } from '../../store/db.js';

@@ -3,7 +3,7 @@ import { normalizeDomainName, parentCandidates } from '../../core/domain-name.js
 import { baseName } from '../../core/dns-records.js';
 import { appError } from '../../core/errors.js';
 import type { Db } from '../../store/db.js';
-import { type DomainHolder, heldOutside, holdersOfName } from '../../store/repositories/domains.js';
+import { type DomainHolder, heldOutside, holdersOfName } from '../../store/domains/domains.js';
 import type { Tenancy } from '../../store/tenancy.js';
 import type { ConflictOwner } from '../../core/enums.js';
 import type { NameAvailability, NameAvailabilityQuery } from '../../core/schemas/domains.js';

@@ -1,7 +1,7 @@
 import { isIPv4 } from 'node:net';
 import { DNS_RECORD_TYPES, type DnsRecordType } from '../../core/enums.js';
-import type { DnsZone } from '../../providers/dns-zone.js';
-import type { DnsCheckResult, DnsResolver } from '../../providers/dns-resolver.js';
+import type { DnsZone } from '../../providers/domains/dns-zone.js';
+import type { DnsCheckResult, DnsResolver } from '../../providers/domains/dns-resolver.js';
 
 export interface ExpectedDnsRecord {
   name: string;

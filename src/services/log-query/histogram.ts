@@ -10,7 +10,7 @@ import {
 } from '../../core/log-query/histogram.js';
 import type { LogTarget, TimeWindow } from '../../core/log-query/types.js';
 import type { Logger } from '../../core/logger.js';
-import type { HistogramResult, LogBackend } from '../../providers/log-backend.js';
+import type { HistogramResult, LogBackend } from '../../providers/log-query/port.js';
 import type { SourceSelection } from './resolve.js';
 
 export type { LogHistogramResult } from '../../core/log-query/histogram.js';

@@ -6,7 +6,7 @@ import { concurrencyLimit, runLimited } from '../../core/concurrency.js';
 import { FairQueue } from '../../core/fair-queue.js';
 import { appError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
-import type { LogBackend } from '../../providers/log-backend.js';
+import type { LogBackend } from '../../providers/log-query/port.js';
 import type { Db } from '../../store/db.js';
 import type { HeavyWork } from '../heavy-work.js';
 import { FilterBudgetError, type FilterPool } from '../filter-pool/pool.js';

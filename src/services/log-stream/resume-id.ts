@@ -3,7 +3,7 @@ import { Value } from '@sinclair/typebox/value';
 import { appError } from '../../core/errors.js';
 import { MAX_TIME_MS } from '../../core/log-time.js';
 import { holdsOnlyStorableText } from '../../core/storable-text.js';
-import type { AnyStreamSource } from '../../providers/log-stream-source.js';
+import type { AnyStreamSource } from '../../providers/log-stream/port.js';
 
 /**
  * What an SSE id holds: the history position and switch point, or the tail cursor. `v` is the format's version

@@ -4,7 +4,7 @@ import { checkRegexCost, filterPatternRegexCosts } from '../../core/filter-cost.
 import { parseFilterPattern } from '../../core/filter-pattern/index.js';
 import type { Logger } from '../../core/logger.js';
 import { parseTime } from '../../core/log-time.js';
-import type { AnyStreamSource, MessageFilter, StreamQuery } from '../../providers/log-stream-source.js';
+import type { AnyStreamSource, MessageFilter, StreamQuery } from '../../providers/log-stream/port.js';
 import { FilterBudgetError, type FilterPool } from '../filter-pool/pool.js';
 import type { Db } from '../../store/db.js';
 import { findCloudAccount } from '../../store/repositories/cloud-accounts.js';

@@ -3,8 +3,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { deriveLevel } from '../../core/log-level.js';
 import type { Logger } from '../../core/logger.js';
 import { type TailEvent, TailWindow } from '../../core/tail-window.js';
-import type { StreamQuery } from '../../providers/log-stream-source.js';
-import { BUS_START, type BusEntry, type Lease, type TailBus, type TailLeases } from '../../store/tail-bus/index.js';
+import type { StreamQuery } from '../../providers/log-stream/port.js';
+import {
+  BUS_START,
+  type BusEntry,
+  type Lease,
+  type TailBus,
+  type TailLeases,
+} from '../../store/log-stream/tail-bus/index.js';
 
 /** The upstream of a key, run by the replica holding its lease (`AwsLiveUpstream`). */
 export interface Upstream {

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { AppError, appError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import { MAX_TIME_MS } from '../../core/log-time.js';
-import type { AnyStreamSource, HistoryCursor, StreamEvent, StreamQuery } from '../../providers/log-stream-source.js';
+import type { AnyStreamSource, HistoryCursor, StreamEvent, StreamQuery } from '../../providers/log-stream/port.js';
 import { encodeEventId, type ResumePoint } from './resume-id.js';
 import type { TailHub } from './tail-hub.js';
 

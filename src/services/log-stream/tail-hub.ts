@@ -6,7 +6,7 @@ import type {
   StreamQuery,
   StreamSource,
   TogetherRead,
-} from '../../providers/log-stream-source.js';
+} from '../../providers/log-stream/port.js';
 import type { KeyFeed, SharedTails } from './shared-tail.js';
 
 export interface Subscriber<C> {

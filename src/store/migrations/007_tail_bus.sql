@@ -1,4 +1,4 @@
--- Live tails shared by the replicas (src/store/tail-bus/): one replica holds a key's lease and runs its upstream,
+-- Live tails shared by the replicas (src/store/log-stream/tail-bus/): one replica holds a key's lease and runs its upstream,
 -- publishes what it reads into a short buffer, and every replica with subscribers of the key reads it from there.
 -- Keys are stored hashed (sha256, base64url). Used on PostgreSQL only (PGlite is one process: in memory), but created
 -- everywhere like every table.

@@ -1,7 +1,7 @@
 import { FilterLogEventsCommand, type FilterLogEventsCommandInput } from '@aws-sdk/client-cloudwatch-logs';
 import { linkSignals } from '../../../core/abort.js';
 import type { CloudAccount } from '../../../core/log-query/types.js';
-import type { StreamEvent, StreamQuery } from '../../log-stream-source.js';
+import type { StreamEvent, StreamQuery } from '../../log-stream/port.js';
 import type { AwsClients } from '../clients.js';
 import type { AwsQuotas, RateLimiter } from '../quotas.js';
 import { TokenBucket } from '../token-bucket.js';

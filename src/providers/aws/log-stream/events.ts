@@ -1,6 +1,6 @@
 import type { FilteredLogEvent } from '@aws-sdk/client-cloudwatch-logs';
 import { deriveLevel } from '../../../core/log-level.js';
-import type { StreamEvent } from '../../log-stream-source.js';
+import type { StreamEvent } from '../../log-stream/port.js';
 
 /** Oldest first by (timestamp, eventId): the order history and the tail deliver events in. */
 export const byEventKey = (a: StreamEvent, b: StreamEvent) =>

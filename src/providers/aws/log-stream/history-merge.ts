@@ -1,4 +1,4 @@
-import type { HistoryCursor, StreamEvent } from '../../log-stream-source.js';
+import type { HistoryCursor, StreamEvent } from '../../log-stream/port.js';
 import type { PageReader, ScanTarget } from './client.js';
 import { byEventKey } from './events.js';
 

@@ -1,5 +1,5 @@
 import type { TailWindow } from '../../../core/tail-window.js';
-import type { LiveTail, Resolution } from '../../log-stream-source.js';
+import type { LiveTail, Resolution } from '../../log-stream/port.js';
 import type { AwsCursor } from './cursor.js';
 import { emptyBatch, type TailBatch } from './tail-read.js';
 

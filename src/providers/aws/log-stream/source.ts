@@ -1,5 +1,5 @@
 import type { CloudAccount } from '../../../core/log-query/types.js';
-import type { HistoryCursor, StreamEvent, StreamQuery, StreamSource, TailStep } from '../../log-stream-source.js';
+import type { HistoryCursor, StreamEvent, StreamQuery, StreamSource, TailStep } from '../../log-stream/port.js';
 import type { RateLimiter } from '../quotas.js';
 import { FilterLogEventsClient, type FilterLogEventsOptions, scanTargets } from './client.js';
 import { type AwsCursor, type AwsWireCursor, compactCursor, restoreCursor } from './cursor.js';

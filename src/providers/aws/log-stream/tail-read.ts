@@ -1,5 +1,5 @@
 import { numberCopies } from '../../../core/tail-window.js';
-import type { StreamEvent, TailStep } from '../../log-stream-source.js';
+import type { StreamEvent, TailStep } from '../../log-stream/port.js';
 import type { PageReader, ScanTarget } from './client.js';
 import type { AwsCursor } from './cursor.js';
 import { byEventKey } from './events.js';
