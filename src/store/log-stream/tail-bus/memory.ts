@@ -59,15 +59,11 @@ export class MemoryBus implements TailBus {
     return seq;
   }
 
-  subscribe(
-    key: string,
-    afterSeq: string | undefined,
-    onEntries: (entries: BusEntry[]) => void,
-    onGap: () => void,
-  ): () => void {
+  // The signature is the interface's: one place says what a subscriber is given.
+  subscribe: TailBus['subscribe'] = (key, afterSeq, onEntries, onGap) => {
     if (this.#closed) return () => undefined;
     return this.#subscriptions.add(key, afterSeq, onEntries, onGap);
-  }
+  };
 
   async latest(key: string): Promise<string | undefined> {
     return this.#newest(key);

@@ -108,16 +108,12 @@ export class PgBus implements TailBus {
     }
   }
 
-  subscribe(
-    key: string,
-    afterSeq: string | undefined,
-    onEntries: (entries: BusEntry[]) => void,
-    onGap: () => void,
-  ): () => void {
+  // The signature is the interface's: one place says what a subscriber is given.
+  subscribe: TailBus['subscribe'] = (key, afterSeq, onEntries, onGap) => {
     if (this.#closed) return () => undefined;
     this.#used = true;
     return this.#subscriptions.add(keyHash(key), afterSeq, onEntries, onGap);
-  }
+  };
 
   async latest(key: string): Promise<string | undefined> {
     try {

@@ -121,15 +121,11 @@ export class RedisBus implements TailBus {
     return `${padSeq(n, N_DIGITS)}:${id}`;
   }
 
-  subscribe(
-    key: string,
-    afterSeq: string | undefined,
-    onEntries: (entries: BusEntry[]) => void,
-    onGap: () => void,
-  ): () => void {
+  // The signature is the interface's: one place says what a subscriber is given.
+  subscribe: TailBus['subscribe'] = (key, afterSeq, onEntries, onGap) => {
     if (this.#closed) return () => undefined;
     return this.#subscriptions.add(keyHash(key), afterSeq, onEntries, onGap);
-  }
+  };
 
   latest(key: string): Promise<string | undefined> {
     return this.#latest(keyHash(key));
