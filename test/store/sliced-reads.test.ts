@@ -419,9 +419,9 @@ describe('the history of a log stream read in slices', () => {
             h.ceiling === undefined
               ? undefined
               : {
-                  x: at(h.ceiling.at).xid,
-                  s: at(h.ceiling.at).seq,
-                  xip: h.ceiling.entry === undefined ? [] : [[at(h.ceiling.entry[0]).xid, h.ceiling.entry[1]]],
+                  xid: at(h.ceiling.at).xid,
+                  seq: at(h.ceiling.at).seq,
+                  inProgress: h.ceiling.entry === undefined ? [] : [[at(h.ceiling.entry[0]).xid, h.ceiling.entry[1]]],
                 };
           const afterRow = h.after === undefined ? undefined : all[h.after % all.length]!;
           const request: HistoryBatchRequest = {
@@ -456,14 +456,12 @@ describe('the history of a log stream read in slices', () => {
   // stream started (200 that wrote nothing).
   const SLICE_MS = 5;
   const names = Array.from({ length: 100 }, (_, k) => `task-${String.fromCharCode(97 + (k % 26))}${k}`.slice(0, 6));
+  /** Also the ceiling of the one-statement batch: the store's statements take a cursor as their tail position. */
   let switchPoint: LocalCursor;
-  /** The switch point as the store's statements take it. */
-  let ceiling: TailPosition;
   beforeAll(async () => {
     const r = await sql<{ x: string }>`select max(xid)::text as x from log_events`.execute(store.db);
     const xip = Array.from({ length: 200 }, (_, k): [string, number] => [String(k + 3), 0]);
     switchPoint = { xid: String(BigInt(r.rows[0]!.x) + 1n), seq: 0, inProgress: xip };
-    ceiling = { x: switchPoint.xid, s: switchPoint.seq, xip };
   });
   const query = (streams: StreamQuery['streams']): StreamQuery => ({
     account: ACCOUNT,
@@ -479,7 +477,7 @@ describe('the history of a log stream read in slices', () => {
     const batch = await readHistoryBatch(store.db, {
       scope: { accountId: ACCOUNT.id, region: REGION, logGroups: [BIG], streams: { kind: 'names', names } },
       window: { startMs: T, endMs: T + BIG_EVENTS * 10 },
-      ceiling,
+      ceiling: switchPoint,
       limit: 500,
     });
     expect(batch).toEqual([]);

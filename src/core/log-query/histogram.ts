@@ -1,10 +1,10 @@
 import { describeLeaf, relax, simplifyFilter, type FilterCapabilities } from '../filter-tree/plan.js';
 import { TRUE, type FilterNode } from '../filter-tree/schema.js';
 import { LEVELS, type Level } from '../log-level.js';
+import type { LogHistogramBucket, LogHistogramResponse } from '../schemas/log-histogram.js';
 import type { TimeWindow } from './types.js';
 
-export const DEFAULT_BUCKETS = 60;
-export const MAX_BUCKETS = 200;
+export { DEFAULT_BUCKETS, MAX_BUCKETS } from '../schemas/log-histogram.js';
 
 /**
  * Equal buckets of `widthMs` aligned to the window's start: bucket i covers
@@ -40,19 +40,11 @@ export interface BucketCount {
   count: number;
 }
 
-export interface HistogramBucket {
-  startMs: number;
-  endMs: number;
-  /** Levels with at least one row, in LEVELS order. */
-  counts: Partial<Record<Level, number>>;
-}
+/** A bucket as the response carries it; its `counts` name the levels with at least one row, in LEVELS order. */
+export type HistogramBucket = LogHistogramBucket;
 
-export interface LogHistogramResult {
-  buckets: HistogramBucket[];
-  partial: boolean;
-  missedSources: string[];
-  unsupported: string[];
-}
+/** The histogram's answer: the response schema's type (`LogHistogramResponse`). */
+export type LogHistogramResult = LogHistogramResponse;
 
 /** Every bucket of the layout, oldest first, with the counts summed over `counts` (several units may count one). */
 export function histogramBuckets(layout: BucketLayout, counts: Iterable<BucketCount>): HistogramBucket[] {

@@ -1,5 +1,6 @@
 import type { ProviderKind } from '../enums.js';
 import type { Level } from '../log-level.js';
+import type { LogQueryResponse, LogQueryRow } from '../schemas/log-query.js';
 
 /** A cloud account as the log backends need it. */
 export interface CloudAccount {
@@ -45,24 +46,11 @@ export interface TimeWindow {
   endMs: number;
 }
 
-export interface LogRow {
-  timestamp: number;
-  level: Level;
-  message: string;
-  logStream: string;
-  sourceId: string;
-  logSourceId: string;
-  eventId?: string;
-}
+/** A row of the log query's answer: the response schema's type (`LogRowSchema`). */
+export type LogRow = LogQueryRow;
 
-export interface LogQueryResult {
-  rows: LogRow[];
-  resultCount: number;
-  nextEndTimeMs: number;
-  partial: boolean;
-  missedSources: string[];
-  unsupported: string[];
-}
+/** The log query's answer: the response schema's type (`LogQueryResponse`). */
+export type LogQueryResult = LogQueryResponse;
 
 /** Targets grouped by account and region, in first-seen order: what one upstream call can cover. */
 export function byAccountAndRegion(targets: LogTarget[]): LogTarget[][] {

@@ -1,7 +1,11 @@
 import { Type, type Static, type TInteger, type TOptional } from '@sinclair/typebox';
 import { LOG_LEVELS, type LogLevel } from '../enums.js';
-import { DEFAULT_BUCKETS, MAX_BUCKETS } from '../log-query/histogram.js';
 import { LogQueryBody } from './log-query.js';
+
+/** Buckets of a histogram when the request gives no `buckets`. */
+export const DEFAULT_BUCKETS = 60;
+/** The most buckets a histogram may have (`buckets`). */
+export const MAX_BUCKETS = 200;
 
 /** The body of `POST /cloud/logs/logs-insights/histogram`: the log query's, and the number of buckets. */
 export const LogHistogramBody = Type.Composite(

@@ -1,4 +1,5 @@
 import type { Caller } from '../../core/caller.js';
+import type { LogHistogramBody } from '../../core/schemas/log-histogram.js';
 import type { FilterNode } from '../../core/filter-tree/index.js';
 import {
   bucketLayout,
@@ -11,19 +12,14 @@ import {
 import type { LogTarget, TimeWindow } from '../../core/log-query/types.js';
 import type { Logger } from '../../core/logger.js';
 import type { HistogramResult, LogBackend } from '../../providers/log-query/port.js';
-import type { SourceSelection } from './resolve.js';
 
 export type { LogHistogramResult } from '../../core/log-query/histogram.js';
 
-/** The log query's body (its `limit` and `complete` accepted and ignored) and the number of buckets. */
-export interface LogHistogramRequest extends SourceSelection {
-  startTime: string | number;
-  endTime: string | number;
-  limit?: number;
-  complete?: boolean;
-  filter?: unknown;
-  buckets?: number;
-}
+/**
+ * The log query's body (its `limit` and `complete` accepted and ignored) and the number of buckets, as the route
+ * validated it (`LogHistogramBody`).
+ */
+export type LogHistogramRequest = LogHistogramBody;
 
 /** What the histogram shares with the log query (`LogQueryService`): sources, units, deadline, gates. */
 export interface HistogramHost {

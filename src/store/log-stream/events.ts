@@ -13,13 +13,14 @@ export interface StreamScope {
 }
 
 /**
- * A tail position in `(xid, seq)` keys (`LocalCursor` in providers/local/log-stream-source.ts): a row is
- * pending for it iff `(xid, seq) > (x, s)` or `xip` holds `(xid, a)` with `seq > a`. xid8 as decimal text.
+ * A tail position in `(xid, seq)` keys (`LocalCursor` in providers/local/log-stream/source.ts is one): a row
+ * `(t, a)` is pending for it iff `(t, a) > (xid, seq)` or `inProgress` holds `(t, b)` with `a > b`. xid8 as
+ * decimal text.
  */
 export interface TailPosition {
-  x: string;
-  s: number;
-  xip: readonly (readonly [xid: string, after: number])[];
+  xid: string;
+  seq: number;
+  inProgress: readonly (readonly [xid: string, after: number])[];
 }
 
 export interface StreamEventRow {
@@ -72,8 +73,8 @@ function entryArrays(entries: Iterable<readonly [string, number]>) {
 
 /** The rows not pending for `p`: what the snapshot it was taken from showed. */
 function notPendingFor(p: TailPosition): RawBuilder<boolean> {
-  const e = entryArrays(p.xip);
-  return sql<boolean>`(xid, seq) <= (${p.x}::text::xid8, ${p.s}::bigint)
+  const e = entryArrays(p.inProgress);
+  return sql<boolean>`(xid, seq) <= (${p.xid}::text::xid8, ${p.seq}::bigint)
     ${
       e.empty
         ? sql``

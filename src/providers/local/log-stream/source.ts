@@ -9,7 +9,6 @@ import {
   type TailEventRow,
   type TailLane,
   type TailLaneRow,
-  type TailPosition,
 } from '../../../store/log-stream/events.js';
 import { SHORT_COLUMNS_FIRST_SLICE, SliceSizer, shareBudget, type SliceSizing } from '../../../store/slices.js';
 import type {
@@ -167,9 +166,6 @@ function shrink(c: LocalCursor, bound: Key, inProgress: string[]): LocalCursor {
   return normalized(x, s, entries);
 }
 
-/** The cursor as the store's statements take a tail position. */
-const tailPosition = (c: LocalCursor): TailPosition => ({ x: c.xid, s: c.seq, xip: c.inProgress });
-
 /** The wire form of a cursor (see `LocalWireCursor`). */
 function toWire(c: LocalCursor): LocalWireCursor {
   return c.inProgress.length === 0
@@ -306,7 +302,7 @@ export class LocalStreamSource implements StreamSource<LocalCursor, LocalReadBat
             scope,
             window,
             after: cursor,
-            ceiling: switchPoint === undefined ? undefined : tailPosition(switchPoint),
+            ceiling: switchPoint,
             limit: batchSize,
           },
           sizer,
