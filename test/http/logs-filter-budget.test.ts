@@ -54,6 +54,8 @@ async function ingest(t: TestApp, logGroup: string, logStream: string, messages:
  * (100 ms, black-box and alone) is the reliability suite's; a stall of the kind this guards against lasts seconds.
  */
 const MAX_DELAY_MS = 250;
+/** The slowest /healthz answer allowed meanwhile: a round trip through a loaded machine's scheduler, well below a stall. */
+const MAX_HEALTHZ_MS = 500;
 
 /** Runs `work` while /healthz is polled and the event loop's delay is sampled; the slowest poll and the worst delay. */
 async function whileServing<T>(t: TestApp, work: () => Promise<T>) {
@@ -124,7 +126,7 @@ describe('CPU work on a budget', () => {
       body.rows.map((r) => r.message),
       JSON.stringify(body).slice(0, 500),
     ).toEqual(['aac']);
-    expect(slowest).toBeLessThan(250);
+    expect(slowest).toBeLessThan(MAX_HEALTHZ_MS);
     expect(maxDelayMs).toBeLessThan(MAX_DELAY_MS);
   });
 
@@ -151,7 +153,7 @@ describe('CPU work on a budget', () => {
     // The budget is 300 ms of a worker's time: the answer comes soon after, and /healthz was served meanwhile.
     expect(performance.now() - started).toBeLessThan(5_000);
     expect(polls).toBeGreaterThan(3);
-    expect(slowest).toBeLessThan(250);
+    expect(slowest).toBeLessThan(MAX_HEALTHZ_MS);
     expect(maxDelayMs).toBeLessThan(MAX_DELAY_MS);
     expect(t.services.filters.stats.stopped + t.services.filters.stats.refused).toBeGreaterThanOrEqual(1);
   });
@@ -225,7 +227,7 @@ describe('a stream on a budget per read', () => {
     const error = frames.find((f) => f.event === 'error');
     expect(error?.data.code).toBe('logs:filter:too-costly');
     expect(frames.some((f) => f.data?.isFinal === true)).toBe(true);
-    expect(slowest).toBeLessThan(250);
+    expect(slowest).toBeLessThan(MAX_HEALTHZ_MS);
     expect(maxDelayMs).toBeLessThan(MAX_DELAY_MS);
   });
 });

@@ -185,8 +185,9 @@ describe('local tails of one account read together', () => {
       // (A read under way when the window opened or closed is counted in one total and not yet in the other.)
       expect(Math.abs(r.statements - 2 * r.reads), `${keys} keys: ${JSON.stringify(r)}`).toBeLessThanOrEqual(2);
       expect(r.polls, `${keys} keys`).toBe(keys * r.reads);
-      // Woken reads of the account are at least 50 ms apart, so the reads of a window do not grow with the keys.
-      expect(r.reads, `${keys} keys`).toBeLessThanOrEqual(WINDOW_MS / 50 + 25);
+      // Woken reads of the account are at least 50 ms apart, so the reads of a window do not grow with the keys
+      // (the slack: interval polls and the reads of a lane's backlog, which a loaded machine makes more of).
+      expect(r.reads, `${keys} keys`).toBeLessThanOrEqual(WINDOW_MS / 50 + 40);
     }
     // Before, each key read on its own: ten keys made ten times the statements of one.
     expect(results[10]!.statements).toBeLessThan(3 * results[1]!.statements);

@@ -200,9 +200,13 @@ function expectSliced(reports: SliceReport[], sliceMs: number, oneMs: number): v
  */
 function expectWholeWindow(reports: SliceReport[]): void {
   const full = reports.slice(0, -1).reduce((n, s) => n + s.scanned, 0);
+  const last = reports[reports.length - 1]!;
   expect(reports.slice(0, -1).every((s) => s.scanned === s.budget)).toBe(true);
-  expect(full).toBeLessThan(BIG_EVENTS);
-  expect(full + reports[reports.length - 1]!.budget).toBeGreaterThanOrEqual(BIG_EVENTS);
+  // The full slices may end exactly at the window's end (the budgets follow the measured speed): the last slice
+  // then finds nothing left to scan.
+  expect(full).toBeLessThanOrEqual(BIG_EVENTS);
+  if (full === BIG_EVENTS) expect(last.scanned).toBe(0);
+  expect(full + last.budget).toBeGreaterThanOrEqual(BIG_EVENTS);
 }
 
 /** The store's runner, timing every statement (wall clock) into `into`. */
