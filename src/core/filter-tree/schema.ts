@@ -116,7 +116,6 @@ export interface NotNode {
 /** A predicate on one row; `all` is the constant TRUE. */
 export type FilterLeaf = LevelNode | TextNode | FieldNode | StreamNode;
 export type FilterNode = AllNode | AndNode | OrNode | NotNode | FilterLeaf;
-export type TextOp = (typeof TEXT_OPS)[number];
 export type FieldOp = (typeof FIELD_OPS)[number];
 
 export const TRUE: FilterNode = { kind: 'all' };

@@ -62,7 +62,6 @@ export const DomainSchema = Type.Object(
 );
 export type Domain = Static<typeof DomainSchema>;
 export type DomainCertificate = NonNullable<Domain['certificate']>;
-export type DomainParent = NonNullable<Domain['parent']>;
 
 export const DomainPageSchema = PageOf(DomainSchema);
 export type DomainPage = Static<typeof DomainPageSchema>;
