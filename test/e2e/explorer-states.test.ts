@@ -383,7 +383,11 @@ describe.sequential('the log explorer’s redesign in Chromium', () => {
     await box.press('ArrowDown');
     const list = page.getByRole('list', { name: 'Recent queries' });
     await list.waitFor();
+    // The first entry takes the focus once the list is drawn; ↓ then moves to the second.
+    const focused = () => page.evaluate(() => document.activeElement?.closest('li')?.textContent ?? '');
+    await expect.poll(focused).toMatch(/^level:warn/);
     await page.keyboard.press('ArrowDown');
+    await expect.poll(focused).toMatch(/^payment/);
     const query = answerTo(page, QUERY);
     await page.keyboard.press('Enter');
     expect((await query).request().postDataJSON().filter).toEqual({ kind: 'text', op: 'contains', value: 'payment' });
