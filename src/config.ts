@@ -358,6 +358,48 @@ export const ConfigSchema = Type.Object({
     86_400_000,
     'How long an ingest `Idempotency-Key` is remembered.',
   ),
+  PUBLIC_URL: Type.String({
+    default: '',
+    pattern: '^(https?://[^/?#\\s]+/?)?$',
+    description:
+      'The base URL people reach Berth at (`https://berth.example.com`): redirect URIs are ' +
+      '`<PUBLIC_URL>/auth/callback/<provider>`, and cookie-authenticated writes must come from its origin. ' +
+      'Empty: `http://<HOST>:<PORT>` (the port Berth listens on).',
+  }),
+  SIGN_IN_CONFIG: Type.String({
+    default: '',
+    description:
+      'A YAML file of the OpenID Connect issuers people sign in with and whether `EMAIL_PASSWORD` is offered ' +
+      '(docs/sign-in.md). Empty: no issuer, and the password sign-in only with `--demo`.',
+  }),
+  SESSION_MAX_AGE_MS: Int(60_000, 30 * 86_400_000, 12 * 3_600_000, 'How long a sign-in session lasts at most.'),
+  SESSION_IDLE_MS: Int(
+    60_000,
+    30 * 86_400_000,
+    3_600_000,
+    'A session unused this long ends (its last use is recorded at most once a minute).',
+  ),
+  PASSWORD_HASH_CONCURRENCY: Int(
+    1,
+    64,
+    2,
+    'Password hashes (64 MiB of memory each) computed at once in this process; further sign-ins wait, and past ' +
+      'a short queue get 429.',
+  ),
+  SIGN_IN_MAX_PER_ADDRESS: Int(
+    1,
+    1_000_000,
+    20,
+    'Password sign-ins and sign-in starts one client address may make per `SIGN_IN_WINDOW_MS`; more get 429.',
+  ),
+  PASSWORD_FAILURES_PER_ACCOUNT: Int(
+    1,
+    1_000_000,
+    5,
+    'Failed password sign-ins per email per `SIGN_IN_WINDOW_MS` (known or not); more get 429 until the window ' +
+      'passes.',
+  ),
+  SIGN_IN_WINDOW_MS: Int(1_000, 86_400_000, 60_000, 'The window of the sign-in limits.'),
   BERTH_FAULT_INJECTION: Type.Boolean({
     default: false,
     description:

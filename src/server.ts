@@ -4,12 +4,15 @@ import { buildApp } from './http/app.js';
 import { loggerOptions } from './http/log-serializers.js';
 import { openConfiguredStore, type OpenedStore } from './runtime.js';
 import { createServices, type Services } from './services/index.js';
+import { loadSignInSettings, type SignInSettings } from './sign-in-config.js';
 
 export interface ServeOptions {
   memory?: boolean;
   /** Runs after migrations, before listening (e.g. loading the demo fixture). */
   prepare?: (opened: OpenedStore) => Promise<void>;
   installSignalHandlers?: boolean;
+  /** How people sign in; default: what SIGN_IN_CONFIG says (read before the database opens). */
+  signIn?: SignInSettings;
 }
 
 export interface RunningServer {
@@ -22,6 +25,7 @@ export interface RunningServer {
 
 export async function startServer(config: Config, options: ServeOptions = {}): Promise<RunningServer> {
   let app: FastifyInstance | undefined;
+  const signIn = options.signIn ?? loadSignInSettings(config);
   const opened = await openConfiguredStore(config, {
     memory: options.memory,
     // An idle PostgreSQL connection that fails is replaced by the pool; log it (on stderr until the app's logger exists).
@@ -40,7 +44,7 @@ export async function startServer(config: Config, options: ServeOptions = {}): P
   let services: Services | undefined;
   try {
     await options.prepare?.(opened);
-    services = createServices(opened.store, config);
+    services = createServices(opened.store, config, { signIn });
     // The cursor secret, generated into the database by the first replica to start when CURSOR_SECRET is unset.
     await services.cursorSecret.get();
     // The filter pool's threads start now, beside the rest of the start, rather than with the first request that
@@ -54,6 +58,10 @@ export async function startServer(config: Config, options: ServeOptions = {}): P
       logger: loggerOptions(config.LOG_LEVEL),
     });
     const url = await app.listen({ port: config.PORT, host: config.HOST });
+    // PUBLIC_URL unset: people reach Berth at the address it listens on (the port it got, when PORT is 0).
+    const port = new URL(url).port;
+    const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
+    services.signIn.useListeningAddress(`http://${host}:${port}`);
     opened.lock?.update({ url });
     const readyApp = app;
     const readyServices = services;

@@ -10,10 +10,15 @@ import { startServer } from '../server.js';
 import { createToken, createTokenThroughServer, revokeToken, type TokenCreateOptions } from './tokens.js';
 import { serverTarget } from './server-client.js';
 import { ingestCommand } from './ingest.js';
+import { readFirstLine, setPassword } from './users.js';
+import { loadSignInSettings } from '../sign-in-config.js';
 import { CliError } from './cli-error.js';
 
 export const DEMO_FIXTURE = fileURLToPath(new URL('../../fixtures/demo.yaml', import.meta.url));
 export const DEMO_TOKEN = 'berth_demo_try-me-locally-0123456789';
+/** The demo owner's sign-in (fixtures/demo.yaml). */
+export const DEMO_EMAIL = 'ada@acme.example';
+export const DEMO_PASSWORD = 'berth-demo-password';
 
 /** The package's version (src/cli and dist/cli both sit two levels below package.json). */
 const PACKAGE_VERSION = (
@@ -50,8 +55,7 @@ async function withStore<T>(fn: (opened: Awaited<ReturnType<typeof openConfigure
   }
 }
 
-function demoBanner(url: string): string {
-  const base = url.replace('[::1]', 'localhost').replace('127.0.0.1', 'localhost');
+function demoBanner(base: string): string {
   const auth = `-H 'Authorization: Bearer ${DEMO_TOKEN}'`;
   // A new id at every start: the create below answers 201 again after a restart, not 409.
   const givenId = `databases-${Date.now().toString(36)}`;
@@ -59,7 +63,7 @@ function demoBanner(url: string): string {
     '',
     `Berth is serving the demo organization at ${base}`,
     `Demo token (owner of org-acme): ${DEMO_TOKEN}`,
-    `Log explorer: ${base}/ui/logs  (paste the demo token to sign in)`,
+    `Log explorer: ${base}/ui/logs  (sign in as ${DEMO_EMAIL} with the password ${DEMO_PASSWORD})`,
     '',
     'Try:',
     `  curl -s ${auth} ${base}/organizations/org-acme/permitted-identity-providers`,
@@ -84,7 +88,10 @@ export function buildCli(): Command {
     .option('--memory', 'keep the embedded database in memory (nothing survives a restart)')
     .action(async (opts: { demo?: boolean; memory?: boolean }) => {
       const cfg = config();
+      // A bad SIGN_IN_CONFIG stops the process here, before the database opens, with a message naming the entry.
+      const signIn = loadSignInSettings(cfg, { demo: opts.demo === true });
       const server = await startServer(cfg, {
+        signIn,
         memory: opts.memory,
         installSignalHandlers: true,
         prepare: opts.demo
@@ -94,7 +101,7 @@ export function buildCli(): Command {
             }
           : undefined,
       });
-      if (opts.demo) process.stdout.write(demoBanner(server.url));
+      if (opts.demo) process.stdout.write(demoBanner(server.services.signIn.publicUrl));
     });
 
   program
@@ -155,6 +162,25 @@ export function buildCli(): Command {
       await withStore(async ({ store }) => {
         await revokeToken(store.db, keyId);
         process.stdout.write(`key ${keyId} revoked\n`);
+      });
+    });
+
+  const user = program.command('user').description('manage how principals sign in');
+  user
+    .command('set-password')
+    .description(
+      'set the password a principal signs in with (EMAIL_PASSWORD), read from the first line of standard input; ' +
+        'ends its password sessions',
+    )
+    .option('--principal <id>', 'the principal')
+    .option('--email <email>', 'the principal with this email')
+    .action(async (opts: { principal?: string; email?: string }) => {
+      const password = await readFirstLine();
+      await withStore(async ({ store }) => {
+        const result = await setPassword(store.db, opts, password);
+        process.stdout.write(
+          `password set for ${result.principalId}; ${result.sessionsEnded} password session(s) ended\n`,
+        );
       });
     });
 

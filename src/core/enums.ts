@@ -37,6 +37,15 @@ export const IDENTITY_PROVIDERS = [
 ] as const;
 export type IdentityProvider = (typeof IDENTITY_PROVIDERS)[number];
 export const IdentityProviderSchema = literalUnion(IDENTITY_PROVIDERS, { title: 'IdentityProvider' });
+/** The providers an OpenID Connect issuer can stand for: every identity provider but Berth's own password. */
+export const EXTERNAL_PROVIDERS = [
+  'CODE_HOST_1',
+  'CODE_HOST_2',
+  'SOCIAL_1',
+  'WORKFORCE_1',
+  'SSO_BROKER',
+] as const satisfies readonly IdentityProvider[];
+export type ExternalProvider = (typeof EXTERNAL_PROVIDERS)[number];
 
 /** A certificate's status: ACM's statuses without underscores (docs/design.md#5-certificate-retry). */
 export const CERTIFICATE_STATUSES = [

@@ -31,6 +31,19 @@ export const CATALOGUE = {
   'auth:token:missing': { status: 401, message: 'A bearer token is required.' },
   'auth:token:invalid': { status: 401, message: 'The bearer token is invalid, expired or revoked.' },
   'auth:permission:denied': { status: 403, message: 'You do not have permission to do this.' },
+  'auth:identity-provider:not-permitted': {
+    status: 403,
+    message: 'This organization does not permit the way you signed in.',
+  },
+  'auth:sign-in:failed': { status: 401, message: 'The sign-in failed.' },
+  'auth:session:invalid': { status: 401, message: 'The session has ended. Sign in again.' },
+  'auth:sign-in:bad-return-to': { status: 400, message: 'returnTo must be a path on this site.' },
+  'auth:sign-in:provider-not-configured': { status: 404, message: 'This way of signing in is not offered here.' },
+  'auth:request:cross-origin': {
+    status: 403,
+    message: 'A request authenticated by a session cookie must come from this site.',
+  },
+  'auth:identity:not-found': { status: 404, message: 'The identity was not found.' },
   'module-categories:category:given-id-taken': { status: 409, message: 'A category with this givenId already exists.' },
   'module-categories:category:not-found': { status: 404, message: 'The module category was not found.' },
   'module-categories:organization:ambiguous': {

@@ -1,6 +1,7 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import secureJson from 'secure-json-parse';
@@ -38,6 +39,8 @@ import { organizationRoutes } from './routes/organizations.js';
 import { apiKeyRoutes } from './routes/api-keys.js';
 import { catalogRoutes } from './routes/catalog.js';
 import { uiRoutes } from './routes/ui.js';
+import { signInRoutes } from './routes/sign-in.js';
+import { identityRoutes } from './routes/identities.js';
 
 export interface AppDeps {
   config: Config;
@@ -145,6 +148,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('throttled', throttled);
   const isUnderPressure = await installPressure(app, { config, stats: throttled });
   app.addSchema(ErrorSchema);
+  // request.cookies and reply.setCookie, for the session (plugins/session-cookie.ts).
+  await app.register(cookie);
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -154,9 +159,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         description: 'Control-plane API of an infrastructure deployment platform on AWS.',
       },
       components: {
-        securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'berth_<keyId>_<secret>' } },
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'berth_<keyId>_<secret>' },
+          session: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'berth_session',
+            description:
+              'The session cookie a sign-in sets (`__Host-berth_session` over HTTPS); writes must come from ' +
+              "Berth's own origin",
+          },
+        },
       },
-      security: [{ bearer: [] }],
+      security: [{ bearer: [] }, { session: [] }],
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => (json.$id as string | undefined) ?? `def-${i}` },
   });
@@ -177,17 +192,23 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   await app.register(uiRoutes, { dir: uiDirOf(config) });
+  await app.register(signInRoutes, { signIn: services.signIn });
 
   await app.register(async (api) => {
     api.addHook(
       'onRequest',
-      authHook(services.authentication, { failedAuth: FailedAuthGuard.from(config), stats: throttled }),
+      authHook(services.authentication, {
+        failedAuth: FailedAuthGuard.from(config),
+        stats: throttled,
+        signIn: services.signIn,
+      }),
     );
     await installRateLimit(api, { config, stats: throttled });
     api.addHook('onSend', settleWritesHook(services.caches));
     await api.register(organizationRoutes, { organizations: services.organizations });
     await api.register(apiKeyRoutes, { apiKeys: services.apiKeys });
     await api.register(catalogRoutes, { identity: services.identity, catalog: services.catalog });
+    await api.register(identityRoutes, { links: services.identityLinks });
     await api.register(moduleCategoryRoutes, { categories: services.categories });
     await api.register(logIngestRoutes, { ingest: services.ingest });
     await api.register(domainRoutes, { domains: services.domains, nameAvailability: services.nameAvailability });

@@ -38,6 +38,14 @@ import { HeavyWork } from './heavy-work.js';
 import { IdentityService } from './identity.js';
 import { LogCatalogService } from './log-catalog.js';
 import { CursorSecret } from './cursor-secret.js';
+import { noSignIn, type SignInSettings } from '../sign-in-config.js';
+import { SessionService } from './sign-in/sessions.js';
+import { PasswordSignIn } from './sign-in/password.js';
+import { SignInService } from './sign-in/service.js';
+import { IdentityLinks } from './sign-in/identities.js';
+
+/** Ended sessions and abandoned sign-in attempts are removed this often (authentication never needs it). */
+const SESSION_SWEEP_MS = 10 * 60_000;
 
 /** Everything route code talks to; built once per process from its dependencies. */
 export interface Services {
@@ -62,6 +70,10 @@ export interface Services {
   heavy: HeavyWork;
   /** Worker threads for filters evaluated in process (FILTER_WORKERS, LOG_FILTER_CPU_MS). */
   filters: FilterPool;
+  /** People signing in: issuers, the password, sessions. */
+  signIn: SignInService;
+  /** The identities linked to principals (`/me/identities`, an admin's view of a member's). */
+  identityLinks: IdentityLinks;
   /** The key sealing list cursors (CURSOR_SECRET, else the one kept in the database); `startServer` loads it at start. */
   cursorSecret: CursorSecret;
   /** Stops background work (pollers, streams) before the database closes. */
@@ -73,6 +85,8 @@ export interface ServiceOverrides {
   providers?: ProviderOverrides;
   /** Logs Insights backend options over those of `config`. */
   insights?: Partial<Omit<InsightsOptions, 'aws'>>;
+  /** How people sign in (loaded from SIGN_IN_CONFIG by the CLI); default: no issuer and no password. */
+  signIn?: SignInSettings;
 }
 
 export function createServices(store: Store, config: Config, overrides: ServiceOverrides = {}): Services {
@@ -174,13 +188,32 @@ export function createServices(store: Store, config: Config, overrides: ServiceO
     filters,
   });
   const ingest = new LogIngestService(store.db, config, { heavy, embedded: store.target.kind === 'pglite' });
+  const organizations = new OrganizationService(store.db, caches, cached);
+  const signInSettings = overrides.signIn ?? noSignIn(config);
+  const sessions = new SessionService(store.db, caches, cached, organizations, {
+    maxAgeMs: signInSettings.sessionMaxAgeMs,
+    idleMs: signInSettings.sessionIdleMs,
+  });
+  const password = new PasswordSignIn(store.db, {
+    hashConcurrency: config.PASSWORD_HASH_CONCURRENCY,
+    maxPerAddress: config.SIGN_IN_MAX_PER_ADDRESS,
+    failuresPerAccount: config.PASSWORD_FAILURES_PER_ACCOUNT,
+    windowMs: config.SIGN_IN_WINDOW_MS,
+  });
+  const signIn = new SignInService(store.db, signInSettings, sessions, password, organizations, {
+    maxPerAddress: config.SIGN_IN_MAX_PER_ADDRESS,
+    windowMs: config.SIGN_IN_WINDOW_MS,
+  });
+  const sweeping = setInterval(() => void sessions.sweep().catch(() => undefined), SESSION_SWEEP_MS).unref();
   return {
     streams,
     logBackends,
     logs,
     authentication: new AuthenticationService(store.db, caches, cached),
     caches,
-    organizations: new OrganizationService(store.db, caches, cached),
+    organizations,
+    signIn,
+    identityLinks: new IdentityLinks(store.db),
     identity: new IdentityService(store.db),
     catalog: new LogCatalogService(store.db),
     health: new HealthService(store),
@@ -194,6 +227,7 @@ export function createServices(store: Store, config: Config, overrides: ServiceO
     filters,
     cursorSecret,
     close: async () => {
+      clearInterval(sweeping);
       logs.close();
       streams.close();
       await filters.close();

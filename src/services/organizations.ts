@@ -27,6 +27,11 @@ export class OrganizationService {
     });
   }
 
+  /** What an organization permits, whoever asks (sessions' checks, the sign-in page); undefined when unknown. */
+  permitted(organizationId: string): Promise<readonly IdentityProvider[] | undefined> {
+    return this.#providers.get(organizationId);
+  }
+
   /**
    * An unknown organization and one the caller is not a member of answer the
    * same 403: the endpoint declares no 404, and existence must not leak.

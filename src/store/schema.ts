@@ -19,6 +19,42 @@ export interface PrincipalsTable {
   id: string;
   name: string;
   superadmin: Generated<boolean>;
+  /** Migration 011: the email password sign-in and linking by verified email go by (unique without case). */
+  email: Generated<string | null>;
+  /** `scrypt$…` (core/password-hash.ts); never the password. */
+  password_hash: Generated<string | null>;
+}
+
+export interface IdentitiesTable {
+  id: string;
+  principal_id: string;
+  provider: string;
+  issuer: string;
+  subject: string;
+  email: string | null;
+  created_at: Generated<Date>;
+}
+
+export interface SessionsTable {
+  /** SHA-256 of the cookie's session id. */
+  id_hash: string;
+  principal_id: string;
+  provider: string;
+  identity_id: string | null;
+  created_at: Generated<Date>;
+  expires_at: Timestamp;
+  last_seen_at: Generated<Date>;
+}
+
+export interface SignInAttemptsTable {
+  id_hash: string;
+  provider: string;
+  state: string;
+  nonce: string;
+  code_verifier: string;
+  return_to: string;
+  organization_id: string | null;
+  expires_at: Timestamp;
 }
 
 export interface MembershipsTable {
@@ -167,6 +203,9 @@ export interface Tables {
   organizations: OrganizationsTable;
   principals: PrincipalsTable;
   memberships: MembershipsTable;
+  identities: IdentitiesTable;
+  sessions: SessionsTable;
+  sign_in_attempts: SignInAttemptsTable;
   api_keys: ApiKeysTable;
   cloud_accounts: CloudAccountsTable;
   projects: ProjectsTable;
@@ -230,8 +269,42 @@ export type TableColumns = {
  */
 export const TABLE_COLUMNS: TableColumns = {
   organizations: { id: 'text', name: 'text', permitted_identity_providers: '_text' },
-  principals: { id: 'text', name: 'text', superadmin: 'bool default' },
+  principals: {
+    id: 'text',
+    name: 'text',
+    superadmin: 'bool default',
+    email: 'text | null',
+    password_hash: 'text | null',
+  },
   memberships: { principal_id: 'text', organization_id: 'text', role: 'text' },
+  identities: {
+    id: 'text',
+    principal_id: 'text',
+    provider: 'text',
+    issuer: 'text',
+    subject: 'text',
+    email: 'text | null',
+    created_at: 'timestamptz default',
+  },
+  sessions: {
+    id_hash: 'text',
+    principal_id: 'text',
+    provider: 'text',
+    identity_id: 'text | null',
+    created_at: 'timestamptz default',
+    expires_at: 'timestamptz',
+    last_seen_at: 'timestamptz default',
+  },
+  sign_in_attempts: {
+    id_hash: 'text',
+    provider: 'text',
+    state: 'text',
+    nonce: 'text',
+    code_verifier: 'text',
+    return_to: 'text',
+    organization_id: 'text | null',
+    expires_at: 'timestamptz',
+  },
   api_keys: {
     id: 'text',
     principal_id: 'text',

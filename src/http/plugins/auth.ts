@@ -3,7 +3,9 @@ import type { Caller } from '../../core/caller.js';
 import { AppError, appError } from '../../core/errors.js';
 import type { AuthenticationService } from '../../services/authenticate.js';
 import type { CacheInvalidation } from '../../services/caches/invalidation.js';
+import type { SignInService } from '../../services/sign-in/service.js';
 import type { FailedAuthGuard } from './failed-auth.js';
+import { checkSameOrigin, sessionIdOf } from './session-cookie.js';
 import { isIdentityProviderRoute, retryAfterSeconds, type ThrottleStats } from './rate-limit.js';
 
 declare module 'fastify' {
@@ -18,17 +20,41 @@ export interface AuthHookOptions {
   /** Blocks client addresses after too many failed authentications (absent: FAILED_AUTH_MAX is 0). */
   failedAuth?: FailedAuthGuard;
   stats?: ThrottleStats;
+  /** Sessions: a request without an Authorization header may be authenticated by the session cookie. */
+  signIn?: Pick<SignInService, 'sessions' | 'secure' | 'isOwnOrigin'>;
 }
 
+/** The route whose session use must come from Berth's own pages even though it is a GET (an EventSource). */
+const STREAM_ROUTE = '/cloud/logs/stream';
+
 /**
- * onRequest hook for the authenticated scope: resolves the bearer token or answers 401. A client address with
- * too many failed authentications is answered 429 before any lookup, unless its token is known valid.
+ * onRequest hook for the authenticated scope: resolves the bearer token, or without one the session cookie, or
+ * answers 401. A client address with too many failed authentications is answered 429 before any lookup, unless
+ * its token is known valid. A cookie-authenticated request must also pass the same-origin check.
  */
 export function authHook(
   authentication: Pick<AuthenticationService, 'authenticate'>,
-  { failedAuth, stats }: AuthHookOptions = {},
+  { failedAuth, stats, signIn }: AuthHookOptions = {},
 ) {
   return async function requireCaller(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+    // A bearer token wins over a cookie: programs send the header, browsers the cookie.
+    const sessionId =
+      signIn !== undefined && request.headers.authorization === undefined ? sessionIdOf(request, signIn) : undefined;
+    if (sessionId !== undefined && signIn !== undefined) {
+      checkSameOrigin(request, signIn, { stream: request.routeOptions.url === STREAM_ROUTE });
+      const address = request.ip;
+      if (failedAuth !== undefined && failedAuth.blockedFor(address) > 0) {
+        stats?.count('failed-auth');
+        throw tooManyFailures(request, failedAuth.blockedFor(address));
+      }
+      const caller = await signIn.sessions.authenticate(sessionId);
+      if (caller === null) {
+        failedAuth?.failed(address);
+        throw appError('auth:session:invalid');
+      }
+      setCaller(request, caller);
+      return;
+    }
     const token = bearerToken(request);
     if (failedAuth !== undefined) {
       const blockedMs = failedAuth.blockedFor(request.ip);
@@ -47,13 +73,20 @@ export function authHook(
       throw appError('auth:token:invalid');
     }
     failedAuth?.succeeded(token);
-    request.caller = caller;
-    const bindings = { principalId: caller.principalId, keyId: caller.keyId };
-    // The request's logger is the request's own child already: adding to it costs a fraction of another child.
-    const log = request.log as typeof request.log & { setBindings?: (bindings: object) => void };
-    if (log !== request.server.log && typeof log.setBindings === 'function') log.setBindings(bindings);
-    else request.log = request.log.child(bindings);
+    setCaller(request, caller);
   };
+}
+
+function setCaller(request: FastifyRequest, caller: Caller): void {
+  request.caller = caller;
+  const bindings =
+    caller.keyId === null
+      ? { principalId: caller.principalId }
+      : { principalId: caller.principalId, keyId: caller.keyId };
+  // The request's logger is the request's own child already: adding to it costs a fraction of another child.
+  const log = request.log as typeof request.log & { setBindings?: (bindings: object) => void };
+  if (log !== request.server.log && typeof log.setBindings === 'function') log.setBindings(bindings);
+  else request.log = request.log.child(bindings);
 }
 
 /** The bearer token of the request, or the 401 its Authorization header earns. */

@@ -2,6 +2,7 @@ import { LRUCache } from 'lru-cache';
 import type { Config } from '../../config.js';
 import { addressKey } from '../../core/client-address.js';
 import { hashToken } from '../../core/tokens.js';
+import { WindowCounter } from '../../core/window-counter.js';
 
 /** Client addresses whose failures are counted; past it the least recently seen are forgotten. */
 const MAX_ADDRESSES = 100_000;
@@ -18,13 +19,15 @@ const KNOWN_TOKEN_TTL_MS = 10 * 60_000;
  * clients behind one proxy do not lock each other out; it is grouped as core/client-address.ts says.
  */
 export class FailedAuthGuard {
-  readonly #addresses = new LRUCache<string, { failures: number; endsAt: number }>({ max: MAX_ADDRESSES });
+  readonly #addresses: WindowCounter;
   readonly #knownTokens = new LRUCache<string, true>({ max: MAX_KNOWN_TOKENS, ttl: KNOWN_TOKEN_TTL_MS });
 
   constructor(
     private readonly max: number,
-    private readonly windowMs: number,
-  ) {}
+    windowMs: number,
+  ) {
+    this.#addresses = new WindowCounter(windowMs, MAX_ADDRESSES);
+  }
 
   /** A guard, or undefined when FAILED_AUTH_MAX is 0 (off). */
   static from(config: Pick<Config, 'FAILED_AUTH_MAX' | 'FAILED_AUTH_WINDOW_MS'>): FailedAuthGuard | undefined {
@@ -34,9 +37,9 @@ export class FailedAuthGuard {
 
   /** Milliseconds until `address` may authenticate again; 0 when it is not blocked. */
   blockedFor(address: string, now = Date.now()): number {
-    const entry = this.#addresses.get(addressKey(address));
-    if (entry === undefined || entry.endsAt <= now || entry.failures <= this.max) return 0;
-    return entry.endsAt - now;
+    const key = addressKey(address);
+    if (this.#addresses.count(key, now) <= this.max) return 0;
+    return this.#addresses.remainingMs(key, now);
   }
 
   /** Whether `token` authenticated recently (its holder may pass a blocked address). */
@@ -46,11 +49,7 @@ export class FailedAuthGuard {
 
   /** A failed authentication from `address` (and `token`, if one was given, is not known valid any more). */
   failed(address: string, token?: string, now = Date.now()): void {
-    const key = addressKey(address);
-    const entry = this.#addresses.get(key);
-    if (entry === undefined || entry.endsAt <= now)
-      this.#addresses.set(key, { failures: 1, endsAt: now + this.windowMs });
-    else entry.failures += 1;
+    this.#addresses.add(addressKey(address), now);
     if (token !== undefined) this.#knownTokens.delete(hashToken(token));
   }
 

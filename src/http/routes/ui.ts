@@ -21,7 +21,7 @@ export const UI_CONTENT_SECURITY_POLICY = [
 ].join('; ');
 
 /** The page's own routes (the app reads the path); everything else under /ui/ is a file or 404. */
-const PAGES = ['/ui/', '/ui/logs'];
+const PAGES = ['/ui/', '/ui/logs', '/ui/sign-in'];
 
 /** Set when the answer is sent, so they replace the API's `cache-control: no-store` on the page and its files. */
 function pageHeaders(reply: FastifyReply, path: string): void {

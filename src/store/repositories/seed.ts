@@ -50,3 +50,41 @@ export async function existingIds(
   }>`select id from ${sql.table(table)} where id in (${sql.join([...ids])})`.execute(db);
   return new Set(rows.rows.map((r) => r.id));
 }
+
+/** Which of these principals name an email that a principal of another id already has (compared without case). */
+export async function emailsTakenByOthers(
+  db: Executor,
+  wanted: readonly { id: string; email: string }[],
+): Promise<Set<string>> {
+  if (wanted.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('principals')
+    .select(['id', sql<string>`lower(email)`.as('email')])
+    .where(
+      sql`lower(email)`,
+      'in',
+      wanted.map((w) => w.email.toLowerCase()),
+    )
+    .execute();
+  const holder = new Map(rows.map((r) => [r.email, r.id]));
+  return new Set(
+    wanted
+      .filter((w) => {
+        const other = holder.get(w.email.toLowerCase());
+        return other !== undefined && other !== w.id && !wanted.some((x) => x.id === other);
+      })
+      .map((w) => w.id),
+  );
+}
+
+/** The stored password hashes of these principals (those that have one). */
+export async function storedPasswordHashes(db: Executor, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('principals')
+    .select(['id', 'password_hash'])
+    .where('id', 'in', [...ids])
+    .where('password_hash', 'is not', null)
+    .execute();
+  return new Map(rows.map((r) => [r.id, r.password_hash!]));
+}
