@@ -142,7 +142,7 @@ describe.sequential('the log explorer in Chromium', () => {
     // A wrong token first: refused, nothing kept (Chromium logs the 401 itself).
     opened!.problems.expect(/status of 401/);
     await page.getByLabel('API token').fill('berth_k-nobody_not-a-real-secret-0000000');
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Use token' }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toContain('not accepted');
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
 

@@ -1,6 +1,6 @@
 /**
- * Berth's public API, as the page uses it: every call carries the user's token in the Authorization header (never in
- * a URL), and every failure is the API's error object.
+ * Berth's public API, as the page uses it: every call carries the session cookie of a signed-in person, or a pasted
+ * token in the Authorization header (never in a URL); every failure is the API's error object.
  */
 import type { FilterNode } from '../../src/core/filter-tree/schema.js';
 import type { ErrorBody } from '../../src/core/schemas/common.js';
@@ -8,11 +8,13 @@ import type { CallerProfile } from '../../src/core/schemas/identity.js';
 import type { LogCatalog } from '../../src/core/schemas/log-catalog.js';
 import type { LogHistogramBucket, LogHistogramResponse } from '../../src/core/schemas/log-histogram.js';
 import type { LogQueryBody as LogQueryRequest, LogQueryResponse } from '../../src/core/schemas/log-query.js';
+import type { SignInMethodView } from '../../src/core/schemas/sign-in.js';
 
 // The API's own types (`Static<>` of its schemas), imported as types only: no schema code reaches the page.
 export type { CatalogDeploymentResource, CatalogLogSource } from '../../src/core/schemas/log-catalog.js';
 
-export type ApiErrorBody = Pick<ErrorBody, 'code' | 'message' | 'description' | 'requestId'>;
+export type ApiErrorBody = Pick<ErrorBody, 'code' | 'message' | 'description' | 'requestId' | 'action'>;
+export type SignInMethod = SignInMethodView;
 export type Caller = CallerProfile;
 export type Catalog = LogCatalog;
 export type CatalogEnvironment = Catalog['projects'][number]['environments'][number];
@@ -34,10 +36,32 @@ export class ApiError extends Error {
 }
 
 export class Api {
-  constructor(readonly token: string) {}
+  /** `token`: a pasted API token; null: the session cookie a sign-in set. */
+  constructor(readonly token: string | null) {}
 
   get headers(): Record<string, string> {
-    return { authorization: `Bearer ${this.token}` };
+    return this.token === null ? {} : { authorization: `Bearer ${this.token}` };
+  }
+
+  /** The ways to sign in here (with an organization, those it permits). */
+  methods(organizationId?: string, signal?: AbortSignal): Promise<SignInMethod[]> {
+    const query = organizationId === undefined ? '' : `?organizationId=${encodeURIComponent(organizationId)}`;
+    return this.call<{ data: SignInMethod[] }>('GET', `/auth/providers${query}`, undefined, signal).then((r) => r.data);
+  }
+
+  /** Whether the session cookie (if any) is a live session; never a 401. */
+  hasSession(signal?: AbortSignal): Promise<boolean> {
+    return this.call<{ data: unknown }>('GET', '/auth/session', undefined, signal).then((r) => r.data !== null);
+  }
+
+  /** Signs in with an email and a password: the answer sets the session cookie. */
+  async passwordSignIn(email: string, password: string): Promise<void> {
+    await this.call('POST', '/auth/password', { email, password });
+  }
+
+  /** Ends the session on the server and clears its cookie. */
+  async signOut(): Promise<void> {
+    await this.call('POST', '/auth/sign-out', undefined);
   }
 
   caller(signal?: AbortSignal): Promise<Caller> {
@@ -68,7 +92,8 @@ export class Api {
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
         signal,
-        credentials: 'omit',
+        // A pasted token goes alone; a session rides on its cookie (same origin only).
+        credentials: this.token === null ? 'same-origin' : 'omit',
         cache: 'no-store',
       });
     } catch (error) {

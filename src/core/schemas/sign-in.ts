@@ -23,6 +23,18 @@ export const SignInMethodSchema = Type.Object(
 );
 export type SignInMethodView = Static<typeof SignInMethodSchema>;
 
+/** Whether the request's cookie is a live session (the page asks before it calls anything that would 401). */
+export const SessionStateSchema = Type.Union(
+  [
+    Type.Null({ description: 'No session: no cookie, or one that ended' }),
+    Type.Object(
+      { provider: IdentityProviderSchema, expiresAt: DateTime },
+      { additionalProperties: false, description: 'The session the cookie carries' },
+    ),
+  ],
+  { title: 'SessionState' },
+);
+
 export const SignInMethodsQuery = Type.Object(
   {
     organizationId: Type.Optional(

@@ -6,6 +6,7 @@ import {
   CallbackQuery,
   PasswordSignInBody,
   ProviderParams,
+  SessionStateSchema,
   SignInMethodSchema,
   SignInMethodsQuery,
   SignInStartQuery,
@@ -48,6 +49,27 @@ export const signInRoutes: FastifyPluginAsyncTypebox<{ signIn: SignInService }> 
       },
     },
     async (request) => ({ data: await signIn.methods(request.query.organizationId) }),
+  );
+
+  app.get(
+    '/auth/session',
+    {
+      schema: {
+        operationId: 'getSession',
+        tags: ['sign-in'],
+        summary: "The session the request's cookie carries, or null (never 401: a page asks before it signs in)",
+        security: [],
+        response: { 200: DataOf(SessionStateSchema), ...errorResponses() },
+      },
+    },
+    async (request) => {
+      const id = sessionIdOf(request, signIn);
+      const caller = id === undefined ? null : await signIn.sessions.authenticate(id);
+      const session = caller?.session;
+      return {
+        data: session === undefined ? null : { provider: session.provider, expiresAt: session.expiresAt.toISOString() },
+      };
+    },
   );
 
   app.get(

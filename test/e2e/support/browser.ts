@@ -152,10 +152,15 @@ export function resultPath(name: string): string {
   return join(RESULTS_DIR, name);
 }
 
-/** Pastes a token into the sign-in form and waits for the explorer. */
+/** Pastes a token into the sign-in page's advanced form and waits for the explorer. */
 export async function signIn(page: Page, token: string): Promise<void> {
+  const advanced = page.locator('details.advanced');
+  await advanced.waitFor({ state: 'attached' });
+  await advanced.evaluate((details) => {
+    (details as HTMLDetailsElement).open = true;
+  });
   await page.getByLabel('API token').fill(token);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Use token' }).click();
   await page.getByRole('button', { name: 'Sign out' }).waitFor();
 }
 

@@ -40,7 +40,7 @@ function rangePhrase(range: TimeRange): string {
 export function Explorer({ api, caller, onSignOut }: Props) {
   const [view, setView] = useState<View>(() => {
     const v = viewFromSearch(location.search);
-    const organizationId = v.organizationId ?? caller.key.organizationId ?? caller.organizations[0]?.id;
+    const organizationId = v.organizationId ?? caller.key?.organizationId ?? caller.organizations[0]?.id;
     return { ...v, organizationId };
   });
   const [catalog, setCatalog] = useState<Catalog>();
@@ -168,7 +168,10 @@ export function Explorer({ api, caller, onSignOut }: Props) {
       <header class="top">
         <h1>Berth logs</h1>
         <p class="who" data-testid="who">
-          {visibleText(caller.principal.name)} · key {visibleText(caller.key.id)}
+          {visibleText(caller.principal.name)} ·{' '}
+          {caller.key
+            ? `key ${visibleText(caller.key.id)}`
+            : `signed in with ${caller.session?.provider ?? 'a session'}`}
           {caller.organizations.length > 0 &&
             ` · ${caller.organizations.map((o) => `${visibleText(o.name)} (${o.role})`).join(', ')}`}
         </p>

@@ -12,8 +12,8 @@ export type { TailTimers };
 export interface LiveTailOptions {
   /** One stream each, in this order (the groupIndex of onEvents). Give one group per (accountId, region). */
   groups: TailGroup[];
-  /** The API token, sent as `Authorization: Bearer …`. */
-  token: string;
+  /** The API token, sent as `Authorization: Bearer …`; null: the session cookie goes instead. */
+  token: string | null;
   /** Where Berth is: '' (default) for the page's own origin. */
   baseUrl?: string;
   /** Epoch ms of the first event to show; default: the moment start() is called. */

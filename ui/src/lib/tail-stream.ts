@@ -8,7 +8,7 @@ import type { ApiError, TailEvent, TailGroup, TailStreamStatus, TailTimers } fro
 
 export interface StreamContext {
   url: string;
-  token: string;
+  token: string | null;
   fetch: typeof fetch;
   timers: TailTimers;
   random: () => number;
@@ -94,7 +94,8 @@ export class TailStream {
     this.controller = controller;
     const again = this.connected || this.status.attempt > 0;
     this.set({ state: again ? 'reconnecting' : 'connecting', retryInMs: undefined });
-    const headers: Record<string, string> = { authorization: `Bearer ${this.ctx.token}`, accept: 'text/event-stream' };
+    const headers: Record<string, string> = { accept: 'text/event-stream' };
+    if (this.ctx.token !== null) headers.authorization = `Bearer ${this.ctx.token}`;
     if (this.lastId !== undefined) headers['last-event-id'] = this.lastId;
     let response: Response;
     try {
