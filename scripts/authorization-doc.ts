@@ -8,10 +8,10 @@ import { join } from 'node:path';
 import { startBerth } from '../test/reliability/support/berth-process.js';
 import { observe } from '../test/reliability/support/isolation-observe.js';
 import { DOCUMENT_PATH, MATRIX_ENV } from '../test/reliability/support/isolation-render.js';
-import { CROSSED_ROWS, isolationWorld } from '../test/reliability/support/isolation-world.js';
+import { CROSSED_ROWS, isolationWorld, SESSION_ROWS } from '../test/reliability/support/isolation-world.js';
 import { ROOT } from '../test/support/process.js';
 
-const berth = await startBerth({ fixture: isolationWorld(), sql: CROSSED_ROWS, env: MATRIX_ENV });
+const berth = await startBerth({ fixture: isolationWorld(), sql: [...CROSSED_ROWS, ...SESSION_ROWS], env: MATRIX_ENV });
 try {
   const { document, cases } = await observe(berth);
   writeFileSync(join(ROOT, DOCUMENT_PATH), document);

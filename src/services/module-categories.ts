@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { canRead, canWrite, visibleOrganizations, type Caller } from '../core/caller.js';
+import { canRead, canWrite, roleIn, visibleOrganizations, type Caller } from '../core/caller.js';
 import { appError } from '../core/errors.js';
 import type { ModuleCategory, NewModuleCategory } from '../core/schemas/module-categories.js';
 import type { Db } from '../store/db.js';
@@ -55,7 +55,12 @@ export class ModuleCategoryService {
     if (caller.superadmin) return null;
     const orgs = [...caller.memberships.keys()];
     if (orgs.length === 1) return orgs[0]!;
-    if (orgs.length === 0) throw appError('auth:permission:denied');
+    if (orgs.length === 0) {
+      // A session whose only organizations refuse its sign-in method hears that, rather than a bare 403.
+      const [refusing] = caller.notPermitted?.keys() ?? [];
+      if (refusing !== undefined) roleIn(caller, refusing);
+      throw appError('auth:permission:denied');
+    }
     throw appError('module-categories:organization:ambiguous', {
       description: 'The principal belongs to several organizations: use a key scoped to one of them.',
     });

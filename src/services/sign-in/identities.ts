@@ -1,4 +1,4 @@
-import { type Caller, canWrite } from '../../core/caller.js';
+import { type Caller, canWrite, roleIn } from '../../core/caller.js';
 import { IDENTITY_PROVIDERS, type IdentityProvider } from '../../core/enums.js';
 import { appError } from '../../core/errors.js';
 import type { Identity } from '../../core/schemas/sign-in.js';
@@ -51,13 +51,12 @@ export class IdentityLinks {
    * without admin, or an unlink of a principal that also belongs elsewhere, is 403.
    */
   async #requireAdminOver(caller: Caller, organizationId: string, principalId: string, what: 'read' | 'unlink') {
-    const writer = canWrite(caller, organizationId);
+    const role = roleIn(caller, organizationId);
+    // A stranger to the organization learns nothing of its members.
+    if (role === null) throw notFound();
+    if (!canWrite(caller, organizationId)) throw appError('auth:permission:denied');
     const memberships = await membershipsOf(this.db, principalId);
     const inOrganization = memberships.some((m) => m.organizationId === organizationId);
-    if (!writer) {
-      if (caller.memberships.has(organizationId) || caller.superadmin) throw appError('auth:permission:denied');
-      throw notFound();
-    }
     if (!inOrganization) throw notFound();
     if (what === 'unlink' && memberships.length > 1) {
       throw appError('auth:permission:denied', {

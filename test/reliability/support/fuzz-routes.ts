@@ -384,6 +384,104 @@ const logCatalog = fc
   .tuple(authorization, pathSegment(KNOWN.organizations))
   .map(([auth, id]): FuzzRequestInit => ({ method: 'GET', target: `/organizations/${id}/log-catalog`, headers: auth }));
 
+// ---------------------------------------------------------------- sign-in and identities
+
+const PROVIDER_SEGMENTS = ['SSO_BROKER', 'SOCIAL_1', 'EMAIL_PASSWORD', 'social_1', 'NOPE', '%00', '..'];
+/** A session cookie: mostly well-formed and unknown, now and then hostile. */
+const sessionCookie = fc
+  .oneof(
+    fc.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+    fc.constantFrom('', ';', 'x'.repeat(5000), '%00', '"quoted"', 'a=b=c'),
+    fc.string(),
+  )
+  .map((value): [string, string][] => [['Cookie', `berth_session=${value}`]]);
+const credentials = fc.oneof(authorization, sessionCookie);
+
+const signInMethods = queryOf(params({ organizationId: maybe(known(KNOWN.organizations), 2) })).map(
+  (query): FuzzRequestInit => ({ method: 'GET', target: `/auth/providers${queryString(query)}`, headers: [] }),
+);
+
+const sessionState = sessionCookie.map(
+  (cookie): FuzzRequestInit => ({ method: 'GET', target: '/auth/session', headers: cookie }),
+);
+
+const signInStart = fc
+  .tuple(
+    pathSegment(PROVIDER_SEGMENTS),
+    queryOf(
+      params({
+        returnTo: maybe(fc.constantFrom('/ui/logs', '//evil.example', 'https://evil.example/', '/\\x', 'javascript:x')),
+        organizationId: maybe(known(KNOWN.organizations)),
+      }),
+    ),
+  )
+  .map(
+    ([provider, query]): FuzzRequestInit => ({
+      method: 'GET',
+      target: `/auth/sign-in/${provider}${queryString(query)}`,
+      headers: [],
+    }),
+  );
+
+const signInCallback = fc
+  .tuple(
+    pathSegment(PROVIDER_SEGMENTS),
+    queryOf(
+      params({
+        code: maybe(fc.string()),
+        state: maybe(fc.string()),
+        iss: maybe(fc.string()),
+        error: maybe(fc.string()),
+      }),
+    ),
+    fc.option(
+      fc.string().map((v): [string, string][] => [['Cookie', `berth_sign_in=${v}`]]),
+      { freq: 2 },
+    ),
+  )
+  .map(
+    ([provider, query, cookie]): FuzzRequestInit => ({
+      method: 'GET',
+      target: `/auth/callback/${provider}${queryString(query)}`,
+      headers: cookie ?? [],
+    }),
+  );
+
+const passwordSignIn = objectOf({ email: fc.oneof(fc.emailAddress(), fc.string()), password: fc.string() }).map(
+  (body) => post('/auth/password', [], body),
+);
+
+const signOut = fc.tuple(sessionCookie, fc.option(fc.constantFrom('http://evil.example', 'null'), { freq: 2 })).map(
+  ([cookie, origin]): FuzzRequestInit => ({
+    method: 'POST',
+    target: '/auth/sign-out',
+    headers: origin === null ? cookie : [...cookie, ['Origin', origin]],
+  }),
+);
+
+const myIdentities = fc.tuple(credentials, fc.option(pathSegment(['idn_x', 'nope', '%2e%2e']), { freq: 2 })).map(
+  ([auth, id]): FuzzRequestInit => ({
+    method: id === null ? 'GET' : 'DELETE',
+    target: id === null ? '/me/identities' : `/me/identities/${id}`,
+    headers: auth,
+  }),
+);
+
+const memberIdentities = fc
+  .tuple(
+    credentials,
+    pathSegment(KNOWN.organizations),
+    pathSegment(['p-viewer', 'p-owner', 'nope']),
+    fc.option(pathSegment(['idn_x']), { freq: 2 }),
+  )
+  .map(
+    ([auth, org, principal, id]): FuzzRequestInit => ({
+      method: id === null ? 'GET' : 'DELETE',
+      target: `/organizations/${org}/members/${principal}/identities${id === null ? '' : `/${id}`}`,
+      headers: auth,
+    }),
+  );
+
 /** The log explorer's files: public, so no token; paths that try to leave its folder or reach a dot file. */
 const uiPage = fc
   .tuple(
@@ -667,4 +765,15 @@ export const ROUTES: { name: string; arb: fc.Arbitrary<FuzzRequest> }[] = [
   { name: 'GET /domains/name-availability', arb: nameAvailability },
   { name: 'POST /managed-certificates/{id}/retry-validation', arb: retryValidation },
   { name: 'GET /healthz, /readyz, /metrics, /openapi.json', arb: operations },
+  { name: 'GET /auth/providers', arb: signInMethods },
+  { name: 'GET /auth/session', arb: sessionState },
+  { name: 'GET /auth/sign-in/{provider}', arb: signInStart },
+  { name: 'GET /auth/callback/{provider}', arb: signInCallback },
+  { name: 'POST /auth/password', arb: passwordSignIn },
+  { name: 'POST /auth/sign-out', arb: signOut },
+  { name: 'GET, DELETE /me/identities[/{identityId}]', arb: myIdentities },
+  {
+    name: 'GET, DELETE /organizations/{organizationId}/members/{principalId}/identities[/{identityId}]',
+    arb: memberIdentities,
+  },
 ].map(({ name, arb }) => ({ name, arb: mutated(arb).map((init) => new FuzzRequest(init)) }));

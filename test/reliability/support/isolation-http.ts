@@ -3,6 +3,8 @@ import type { RequestOptions, TestResponse } from '../../support/http-request.js
 
 /** Anything that sends a request to a Berth process (`Berth` of berth-process.ts). */
 export interface Http {
+  /** Berth's base URL: a cookie-authenticated write is sent from its origin. */
+  url?: string;
   request<T = any>(method: string, path: string, options?: RequestOptions): Promise<TestResponse<T>>;
 }
 
@@ -46,9 +48,16 @@ export function parseSse(text: string): SseMessage[] {
   return out;
 }
 
-export async function send(http: Http, authorization: string | undefined, probe: Probe): Promise<Outcome> {
+/** How a request authenticates: an `Authorization` header value, or a session cookie (sent from Berth's origin). */
+export type Credential = string | { cookie: string } | undefined;
+
+export async function send(http: Http, credential: Credential, probe: Probe): Promise<Outcome> {
   const headers: Record<string, string> = { ...probe.headers };
-  if (authorization !== undefined) headers.authorization = authorization;
+  if (typeof credential === 'string') headers.authorization = credential;
+  else if (credential !== undefined) {
+    headers.cookie = credential.cookie;
+    if (http.url !== undefined) headers.origin = new URL(http.url).origin;
+  }
   const res = await http.request(probe.method, probe.path, {
     headers,
     ...(probe.body === undefined ? {} : { body: probe.body }),

@@ -1,9 +1,10 @@
 // The authorization matrix: every route × every kind of caller, against org A's objects.
 import { TOKENS } from '../../support/world.js';
-import { cell, send, type Http, type Outcome, type Probe } from './isolation-http.js';
+import { type Credential, cell, send, type Http, type Outcome, type Probe } from './isolation-http.js';
 import {
   EXTRA_TOKENS,
   IDS,
+  SESSIONS,
   INGEST_GROUP,
   LOG_GROUP,
   REGION,
@@ -22,6 +23,10 @@ export interface CallerKind {
   who: string;
   /** The Authorization header sent, if any. */
   authorization?: string;
+  /** A session cookie sent instead (from Berth's own origin). */
+  cookie?: string;
+  /** Organizations the caller belongs to whose permitted list lacks its session's provider. */
+  notPermittedIn?: Org[];
   /** Unauthenticated callers: the 401 code docs/design.md#identity-tokens-and-permissions gives them. */
   rejected?: 'auth:token:missing' | 'auth:token:invalid';
   /**
@@ -147,7 +152,27 @@ export const AUTHENTICATED: CallerKind[] = [
     roles: { B: 'owner' },
     createsIn: 'B',
   },
+  {
+    key: 'session',
+    label: 'session',
+    who: 'owner of org A, signed in through SSO_BROKER (which org A permits): the session cookie',
+    cookie: `berth_session=${SESSIONS.permitted}`,
+    roles: { A: 'owner' },
+    createsIn: 'A',
+  },
+  {
+    key: 'session-not-permitted',
+    label: 'session, method not permitted',
+    who: 'member of org A, signed in through WORKFORCE_1 (which org A does not permit): the session cookie',
+    cookie: `berth_session=${SESSIONS.notPermitted}`,
+    notPermittedIn: ['A'],
+    createsIn: 'A',
+  },
 ];
+
+/** What a matrix caller sends: its Authorization header, or its session cookie. */
+export const credentialOf = (caller: CallerKind): Credential =>
+  caller.cookie !== undefined ? { cookie: caller.cookie } : caller.authorization;
 
 export const CALLERS = [...UNAUTHENTICATED, ...AUTHENTICATED];
 
@@ -175,7 +200,9 @@ type Access =
   /** Key management of org A: admins and owners there; everyone else 403, as the identity-provider endpoint answers. */
   | { kind: 'manage-keys' }
   /** About the caller itself (`GET /me`): every valid token gets its own answer. */
-  | { kind: 'self' };
+  | { kind: 'self' }
+  /** A member's identities in org A: admins and owners there; other members 403; strangers the not-found answer. */
+  | { kind: 'manage-members'; hidden: string };
 
 export interface Row {
   key: string;
@@ -217,6 +244,22 @@ export const ROWS: Row[] = [
     access: { kind: 'self' },
     success: 200,
     probe: () => ({ method: 'GET', path: '/me' }),
+  },
+  {
+    key: 'me-identities',
+    route: 'GET /me/identities',
+    variant: "the caller's own identities",
+    access: { kind: 'self' },
+    success: 200,
+    probe: () => ({ method: 'GET', path: '/me/identities' }),
+  },
+  {
+    key: 'member-identities',
+    route: 'GET /organizations/{organizationId}/members/{principalId}/identities',
+    variant: "org A's viewer",
+    access: { kind: 'manage-members', hidden: 'auth:identity:not-found' },
+    success: 200,
+    probe: () => ({ method: 'GET', path: `/organizations/${A.organization}/members/p-viewer/identities` }),
   },
   {
     key: 'idp',
@@ -426,7 +469,7 @@ export const ROWS: Row[] = [
     success: 200,
     probe: () => ({ method: 'POST', path: `/managed-certificates/${A.certificate}/retry-validation` }),
   },
-  ...['/healthz', '/readyz', '/metrics', '/openapi.json'].map(
+  ...['/healthz', '/readyz', '/metrics', '/openapi.json', '/auth/providers', '/auth/session'].map(
     (path): Row => ({
       key: path.slice(1),
       route: `GET ${path}`,
@@ -447,12 +490,20 @@ export function prescribed(row: Row, caller: CallerKind): string {
   if (access.kind === 'public') return String(row.success);
   if (caller.rejected !== undefined) return `401 ${caller.rejected}`;
   const roleInA = caller.roles?.A;
+  // A session is refused wherever org A is decided on, except on lists and on the caller itself.
+  if (caller.notPermittedIn?.includes('A')) {
+    const listOrSelf = access.kind === 'self' || (access.kind === 'read' && access.hidden === '');
+    if (!listOrSelf) return '403 auth:identity-provider:not-permitted';
+  }
   switch (access.kind) {
     case 'self':
       return String(row.success);
     case 'identity-providers':
       return roleInA !== undefined ? String(row.success) : '403 auth:permission:denied';
     case 'manage-keys':
+      return roleInA === 'admin' || roleInA === 'owner' ? String(row.success) : '403 auth:permission:denied';
+    case 'manage-members':
+      if (roleInA === undefined) return `404 ${access.hidden}`;
       return roleInA === 'admin' || roleInA === 'owner' ? String(row.success) : '403 auth:permission:denied';
     case 'read':
       // A list names no object: it answers every caller (with what the caller may see).
@@ -532,7 +583,7 @@ export async function runMatrix(http: Http, minted: Minted, rows = ROWS, callers
   let seq = 0;
   for (const row of rows) {
     const probes = callers.map((caller) => ({ caller, probe: row.probe(minted, (seq += 1)) }));
-    const outcomes = await Promise.all(probes.map(({ caller, probe }) => send(http, caller.authorization, probe)));
+    const outcomes = await Promise.all(probes.map(({ caller, probe }) => send(http, credentialOf(caller), probe)));
     outcomes.forEach((outcome, i) => out.push({ row, caller: probes[i]!.caller, outcome, cell: cell(outcome) }));
   }
   return out;

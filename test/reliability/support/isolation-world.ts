@@ -2,6 +2,7 @@
 // one twin set of objects in each organization — a cloud account, a project, an environment, a module
 // instance with a log source, a deployment resource, a pending certificate, domains and log events.
 // The twins use the same log group and stream names, so only the organization tells them apart.
+import { createHash } from 'node:crypto';
 import { baseWorld, mergeWorld, ORG_A, ORG_B } from '../../support/world.js';
 import type { SqlStatement } from './berth-process.js';
 
@@ -17,6 +18,24 @@ export const EXTRA_TOKENS = {
   superadminScopedA: 'berth_k-root-a_root-scoped-a-00000000000',
   superadminScopedB: 'berth_k-root-b_root-scoped-b-00000000000',
 } as const;
+
+/**
+ * Session cookies of people signed in (written straight into `sessions` by `SESSION_ROWS`, as a sign-in would):
+ * org A's owner through SSO_BROKER, which org A permits, and a member of org A through WORKFORCE_1, which it does not.
+ */
+export const SESSIONS = {
+  permitted: 'matrix-session-owner-sso-broker-0000000000',
+  notPermitted: 'matrix-session-member-workforce-00000000',
+} as const;
+
+export const SESSION_ROWS: SqlStatement[] = [
+  { id: SESSIONS.permitted, principal: 'p-owner', provider: 'SSO_BROKER' },
+  { id: SESSIONS.notPermitted, principal: 'p-member', provider: 'WORKFORCE_1' },
+].map((s) => ({
+  text: `insert into sessions (id_hash, principal_id, provider, expires_at)
+    values ($1, $2, $3, now() + interval '1 day')`,
+  params: [createHash('sha256').update(s.id).digest('hex'), s.principal, s.provider],
+}));
 
 /** The ids of each organization's twin objects, and ids that exist nowhere. */
 export const IDS = {
