@@ -1,6 +1,7 @@
 // Caches that stay true across replicas: what one replica (or `berth seed`, or plain SQL) changes is honoured
 // within a second on every replica, and a replica that stops hearing about changes stops answering from memory.
 // PostgreSQL: two `berth serve` processes on one database. PGlite: one replica (it owns its database).
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -158,6 +159,71 @@ describe.skipIf(!onPostgres)('caches of two replicas on one PostgreSQL', () => {
       (r) => get(r, TOKENS.owner),
       (res) => sameList(res, ['SOCIAL_1']),
     );
+  });
+
+  it('refuses the sessions of a provider an organization stops permitting, within a second on every replica', async () => {
+    const id = 'replica-session-sso-broker-000000000000000';
+    await admin.query(
+      `insert into sessions (id_hash, principal_id, provider, expires_at) values ($1, 'p-owner', 'SSO_BROKER', now() + interval '1 hour')`,
+      [createHash('sha256').update(id).digest('hex')],
+    );
+    const ask = (replica: Replica) =>
+      httpRequest(replica.url, 'GET', `/organizations/${ORG_A}/log-catalog`, {
+        headers: { cookie: `berth_session=${id}` },
+      });
+    const before = await admin.query('select permitted_identity_providers from organizations where id = $1', [ORG_A]);
+    // A test above changed the list: start from one that permits the session's provider.
+    await admin.query(
+      `update organizations set permitted_identity_providers = '{SSO_BROKER,CODE_HOST_2}' where id = $1`,
+      [ORG_A],
+    );
+    await expectHonoured(replicas, Date.now(), ask, (res) => res.status === 200);
+    for (const replica of replicas) for (let i = 0; i < 2; i++) expect((await ask(replica)).status).toBe(200);
+    await admin.query(
+      `update organizations set permitted_identity_providers = '{EMAIL_PASSWORD,CODE_HOST_2}' where id = $1`,
+      [ORG_A],
+    );
+    const since = Date.now();
+    try {
+      await expectHonoured(
+        replicas,
+        since,
+        ask,
+        (res) => res.status === 403 && res.body?.code === 'auth:identity-provider:not-permitted',
+      );
+      // A session of a provider the list still has is not touched.
+      await admin.query(
+        `insert into sessions (id_hash, principal_id, provider, expires_at) values ($1, 'p-owner', 'CODE_HOST_2', now() + interval '1 hour')`,
+        [createHash('sha256').update(`${id}-2`).digest('hex')],
+      );
+      const other = await httpRequest(replicas[1]!.url, 'GET', `/organizations/${ORG_A}/log-catalog`, {
+        headers: { cookie: `berth_session=${id}-2` },
+      });
+      expect(other.status).toBe(200);
+    } finally {
+      await admin.query('update organizations set permitted_identity_providers = $2 where id = $1', [
+        ORG_A,
+        before.rows[0].permitted_identity_providers,
+      ]);
+    }
+  });
+
+  it('refuses a session signed out on one replica within a second on the other', async () => {
+    const id = 'replica-session-sign-out-0000000000000000';
+    await admin.query(
+      `insert into sessions (id_hash, principal_id, provider, expires_at) values ($1, 'p-owner', 'EMAIL_PASSWORD', now() + interval '1 hour')`,
+      [createHash('sha256').update(id).digest('hex')],
+    );
+    const ask = (replica: Replica) =>
+      httpRequest(replica.url, 'GET', '/me', { headers: { cookie: `berth_session=${id}` } });
+    for (const replica of replicas) for (let i = 0; i < 2; i++) expect((await ask(replica)).status).toBe(200);
+    const out = await httpRequest(first.url, 'POST', '/auth/sign-out', {
+      headers: { cookie: `berth_session=${id}`, origin: new URL(first.url).origin },
+    });
+    expect(out.status).toBe(204);
+    const since = Date.now();
+    expect((await ask(replicas[0]!)).status).toBe(401);
+    await expectHonoured(replicas, since, ask, (res) => res.status === 401);
   });
 
   it('honours a fixture reload (`berth seed` with changed data) within a second on every replica', async () => {

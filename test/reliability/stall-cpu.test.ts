@@ -1,9 +1,13 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBerth, type Berth } from './support/berth-process.js';
 import { ADDRESS, clientAgent, exchange } from './support/noisy-http.js';
 import { latencyRow, latencyTable, type LatencyRow } from './support/noisy-report.js';
 import {
   caseInsensitiveAttack,
+  passwordFloodAttack,
   regexAlternation,
   regexQueryAttack,
   regexStreamAttack,
@@ -62,7 +66,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 describe.skipIf(!FULL)('issue 20: no tenant can stall another (CPU)', () => {
   beforeAll(async () => {
     world = stallWorld(EVENTS_B, Date.now());
-    berth = await startBerth({ fixture: world.fixture });
+    // The password sign-in offered, so its flood (attack 5) hashes.
+    const signIn = join(mkdtempSync(join(tmpdir(), 'berth-stall-')), 'sign-in.yaml');
+    writeFileSync(signIn, 'passwordSignIn: true\n');
+    berth = await startBerth({ fixture: world.fixture, env: { SIGN_IN_CONFIG: signIn } });
     seeded = await seedA(berth, world, EVENTS_A);
   }, 300_000);
 
@@ -247,6 +254,14 @@ describe.skipIf(!FULL)('issue 20: no tenant can stall another (CPU)', () => {
     it('ten live tails of one viewer on ten prefixes, with a trickle of ingest, stall no one', async () => {
       await underAttack('ten live tails, ten prefixes', () => tailsAttack(berth.url, world, TRICKLE_EVERY_MS), [
         `A: 10 × GET /cloud/logs/stream?tail=true, logStreamPrefix svc-0/ … svc-9/ (viewer); one event ingested every ${TRICKLE_EVERY_MS} ms at most (admin, one connection), to each prefix in turn`,
+      ]);
+    }, 300_000);
+  });
+
+  describe('5. password sign-in flood', () => {
+    it('twelve anonymous clients looping password sign-ins of unknown emails stall no one', async () => {
+      await underAttack('password sign-in flood', () => passwordFloodAttack(berth.url, 12), [
+        'A: 12 connections, each from a client address of its own (127.0.1.1 … 127.0.1.12), looping anonymous POST /auth/password with a new unknown email each time',
       ]);
     }, 300_000);
   });

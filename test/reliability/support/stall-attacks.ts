@@ -48,7 +48,7 @@ export interface Outcome {
 }
 
 /** Verdicts that show the attack was answered on its merits (not only turned away with a 429). */
-const EXERCISED = new Set(['rows', 'partial', 'unsupported', 'too-costly', 'final', 'events']);
+const EXERCISED = new Set(['rows', 'partial', 'unsupported', 'too-costly', 'final', 'events', 'sign-in-failed']);
 
 export interface AttackReport {
   name: string;
@@ -278,6 +278,47 @@ export function caseInsensitiveAttack(url: string, world: StallWorld, connection
   return queryAttack(url, world, 'case-insensitive text, 60 × 1 KB (log query)', connections, [
     { label: 'or of 60', body },
   ]);
+}
+
+/** A password sign-in is answered within this long even when every hash slot is taken (a 429 is at once). */
+const PASSWORD_DEADLINE_MS = 10_000;
+
+/**
+ * Attack 5: anonymous `POST /auth/password` of unknown emails, each connection from a client address of its own
+ * (127.0.1.n), so the per-address limit does not turn them away: memory-hard hashes anyone can ask for. Honest
+ * answers: 401 `auth:sign-in:failed` (the hash was computed) or 429 with Retry-After (the hash slots and their queue
+ * were full, or an address or an email used its share).
+ */
+export function passwordFloodAttack(url: string, connections: number): Attack {
+  const agents = Array.from({ length: connections }, (_, i) => clientAgent(`127.0.1.${i + 1}`, 1));
+  let n = 0;
+  const send = (agent: (typeof agents)[number], timeoutMs: number) =>
+    exchange(url, '/auth/password', {
+      method: 'POST',
+      body: JSON.stringify({ email: `nobody-${(n += 1)}@flood.example`, password: 'not the password' }),
+      agent,
+      timeoutMs,
+    });
+  let next = 0;
+  const once = async (): Promise<Outcome> => {
+    const agent = agents[next++ % agents.length]!;
+    const r = await send(agent, PASSWORD_DEADLINE_MS + GRACE_MS);
+    const base = { status: r.status, ms: r.ms };
+    if (r.status === 401 && errorCode(r.body) === 'auth:sign-in:failed' && errorObjectProblem(r.body) === undefined) {
+      return r.ms > PASSWORD_DEADLINE_MS
+        ? { ...base, verdict: 'late', problem: `401 after ${r.ms.toFixed(0)} ms` }
+        : { ...base, verdict: 'sign-in-failed' };
+    }
+    return (
+      judgeCommon(r, PASSWORD_DEADLINE_MS) ?? {
+        ...base,
+        verdict: String(r.status),
+        problem: `${r.status} ${r.body.slice(0, 200)}`,
+      }
+    );
+  };
+  const warmUp = () => warmUpEach(1, (_i, timeoutMs) => send(agents[0]!, timeoutMs));
+  return loopAttack('password sign-in flood (unknown emails)', connections, once, warmUp);
 }
 
 export function queryWindow(world: StallWorld) {
