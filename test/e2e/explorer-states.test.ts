@@ -6,6 +6,7 @@ import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../support/app.js';
 import {
+  closeChecked,
   DESKTOP,
   horizontalOverflow,
   launchBrowser,
@@ -46,12 +47,9 @@ afterEach(async () => {
 });
 
 async function closePage(): Promise<void> {
-  if (!opened) return;
-  const { problems, context } = opened;
+  const done = opened;
   opened = undefined;
-  await context.close();
-  expect(problems.all()).toEqual([]);
-  expect(problems.urls.filter((u) => SECRETS.some((s) => u.includes(s)))).toEqual([]);
+  if (done) await closeChecked(done, SECRETS);
 }
 
 type Bucket = { startMs: number; endMs: number; counts: Record<string, number> };

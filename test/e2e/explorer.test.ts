@@ -8,6 +8,7 @@ import type { FilterNode } from '../../src/core/filter-tree/schema.js';
 import { parseFilterText } from '../../ui/src/lib/filter-text.js';
 import type { TestApp } from '../support/app.js';
 import {
+  closeChecked,
   DESKTOP,
   horizontalOverflow,
   launchBrowser,
@@ -40,12 +41,9 @@ afterAll(async () => {
   await t?.close();
 });
 afterEach(async () => {
-  if (!opened) return;
-  const { problems, context } = opened;
+  const done = opened;
   opened = undefined;
-  await context.close();
-  expect(problems.all()).toEqual([]);
-  expect(problems.urls.filter((u) => SECRETS.some((s) => u.includes(s)))).toEqual([]);
+  if (done) await closeChecked(done, SECRETS);
 });
 
 async function open(options: Parameters<typeof openPage>[2] = {}): Promise<Page> {

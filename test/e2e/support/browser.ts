@@ -12,6 +12,7 @@ import {
   type Locator,
   type Page,
 } from 'playwright-core';
+import { expect } from 'vitest';
 import { bundledChromium } from './chromium.js';
 
 // Not the package's own default arguments: they include --disable-web-security and --single-process.
@@ -70,6 +71,17 @@ document.addEventListener('securitypolicyviolation', (e) => {
   }));
 }, true);
 `;
+
+/**
+ * Closes a test's page and checks how it went: no console error (but those the test expected), no uncaught
+ * exception, no CSP violation, no dialog, and none of `secrets` in any URL the page requested or navigated to.
+ */
+export async function closeChecked(opened: OpenedPage, secrets: readonly string[] = []): Promise<void> {
+  const { problems, context } = opened;
+  await context.close();
+  expect(problems.all()).toEqual([]);
+  expect(problems.urls.filter((u) => secrets.some((s) => u.includes(s)))).toEqual([]);
+}
 
 /** A new context (own storage, own clipboard permissions) and page, its problems collected from the first request. */
 export async function openPage(

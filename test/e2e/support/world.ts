@@ -6,6 +6,7 @@
 import { ConfiguredRetryStrategy } from '@smithy/core/retry';
 import { expect } from 'vitest';
 import type { Config } from '../../../src/config.js';
+import type { SignInSettings } from '../../../src/core/schemas/sign-in-config.js';
 import { createServices } from '../../../src/services/index.js';
 import type { Store } from '../../../src/store/db.js';
 import { startTestApp, type TestApp } from '../../support/app.js';
@@ -102,10 +103,13 @@ export function e2eWorld(): Record<string, unknown> {
 }
 
 /** A running Berth on this world, serving the page built from the current sources; the aws account fails fast. */
-export async function startE2eApp(config: Partial<Config> = {}): Promise<TestApp> {
+export async function startE2eApp(
+  config: Partial<Config> = {},
+  options: { world?: Record<string, unknown>; signIn?: (config: Config) => SignInSettings } = {},
+): Promise<TestApp> {
   const uiDir = await builtUiDir();
-  return startTestApp({
-    fixture: e2eWorld(),
+  const t = await startTestApp({
+    fixture: options.world ?? e2eWorld(),
     config: {
       UI_DIR: uiDir,
       STREAM_POLL_INTERVAL_MS: 200,
@@ -116,8 +120,12 @@ export async function startE2eApp(config: Partial<Config> = {}): Promise<TestApp
     services: (store: Store, c: Config) =>
       createServices(store, c, {
         providers: { aws: { credentials: { ...FAKE_CREDENTIALS }, retryStrategy: new ConfiguredRetryStrategy(1, 5) } },
+        ...(options.signIn === undefined ? {} : { signIn: options.signIn(c) }),
       }),
   });
+  // People reach it at the address it listens on (what PUBLIC_URL defaults to).
+  t.services.signIn.useListeningAddress(t.url);
+  return t;
 }
 
 export interface IngestTarget {
