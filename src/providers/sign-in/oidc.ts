@@ -66,11 +66,23 @@ export class OidcIssuer {
     });
     const claims = tokens.claims();
     if (claims === undefined) throw new Error('the issuer sent no ID token');
+    let email: unknown = claims.email;
+    let verified: unknown = claims.email_verified;
+    // Many issuers put scope claims in the userinfo answer only (OpenID Connect Core 5.4): ask it, for this subject.
+    if (email === undefined && config.serverMetadata().userinfo_endpoint !== undefined) {
+      try {
+        const info = await oidc.fetchUserInfo(config, tokens.access_token, claims.sub);
+        email = info.email;
+        verified = info.email_verified;
+      } catch {
+        // No email then: the identity can still be one already linked.
+      }
+    }
     return {
       issuer: claims.iss,
       subject: claims.sub,
-      email: typeof claims.email === 'string' ? claims.email : null,
-      emailVerified: claims.email_verified === true,
+      email: typeof email === 'string' ? email : null,
+      emailVerified: verified === true,
     };
   }
 
