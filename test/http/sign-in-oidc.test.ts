@@ -40,6 +40,8 @@ beforeAll(async () => {
   });
   t = await startTestApp({
     fixture: world,
+    // Every test here starts sign-ins from one address: the limit on starts has a test of its own below.
+    config: { SIGN_IN_MAX_PER_ADDRESS: 100_000 },
     services: (store, config) =>
       createServices(store, config, {
         signIn: { ...noSignIn(config), providers: [entry('SSO_BROKER', false), entry('WORKFORCE_1', true)] },
@@ -300,7 +302,10 @@ describe('sign-in with an OpenID Provider', () => {
       const res = await t.request('GET', `/auth/sign-in/SSO_BROKER?returnTo=${encodeURIComponent(returnTo)}`);
       expectError(res, 400, 'auth:sign-in:bad-return-to');
     }
-    const same = await t.request('GET', `/auth/sign-in/SSO_BROKER?returnTo=${encodeURIComponent(`${t.url}/ui/logs`)}`);
+    const same = await browserFetch(
+      new CookieJar(),
+      start('SSO_BROKER', `?returnTo=${encodeURIComponent(`${t.url}/ui/logs`)}`),
+    );
     expect(same.status).toBe(302);
   });
 
@@ -312,6 +317,41 @@ describe('sign-in with an OpenID Provider', () => {
       404,
       'auth:sign-in:provider-not-configured',
     );
+  });
+
+  it('holds one address to SIGN_IN_MAX_PER_ADDRESS sign-ins started per window (each writes a row)', async () => {
+    const limited = await startTestApp({
+      config: { SIGN_IN_MAX_PER_ADDRESS: 3 },
+      services: (store, config) =>
+        createServices(store, config, {
+          signIn: {
+            ...noSignIn(config),
+            providers: [
+              {
+                provider: 'SSO_BROKER',
+                issuer: new URL(op.issuer),
+                clientId: op.clientId,
+                clientSecret: op.clientSecret,
+                scopes: ['openid'],
+                displayName: 'SSO',
+                linkByVerifiedEmail: false,
+              },
+            ],
+          },
+        }),
+    });
+    try {
+      limited.services.signIn.useListeningAddress(limited.url);
+      for (let i = 0; i < 3; i++) {
+        const started = await browserFetch(new CookieJar(), new URL(`${limited.url}/auth/sign-in/SSO_BROKER`));
+        expect(started.status).toBe(302);
+      }
+      const refused = await limited.request('GET', '/auth/sign-in/SSO_BROKER');
+      expectError(refused, 429, 'http:request:rate-limited');
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    } finally {
+      await limited.close();
+    }
   });
 
   it('lists the configured ways to sign in, and those an organization permits', async () => {

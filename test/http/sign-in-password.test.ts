@@ -3,14 +3,16 @@
 // failure and its timing, the limits per account and per address, the same-origin rules of cookie-authenticated
 // requests, sign-out, and fixtures that store only hashes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Config } from '../../src/config.js';
+import { loadConfig, type Config } from '../../src/config.js';
 import { hashToken } from '../../src/core/tokens.js';
 import { loadFixture } from '../../src/fixtures/load.js';
+import { buildApp } from '../../src/http/app.js';
 import { createServices } from '../../src/services/index.js';
 import { noSignIn } from '../../src/sign-in-config.js';
 import type { Store } from '../../src/store/db.js';
 import { startTestApp, type TestApp, type TestResponse } from '../support/app.js';
 import { expectError } from '../support/assertions.js';
+import { httpRequest } from '../support/http-request.js';
 import { baseWorld, ORG_A, ORG_B, TOKENS } from '../support/world.js';
 
 const OWNER = { id: 'p-owner', email: 'owner@a.example', password: 'correct horse battery' };
@@ -26,6 +28,13 @@ const TWELVE_HOURS_S = 12 * 3600;
 const A_CATEGORY = (givenId: string) => ({ data: { givenId, name: givenId, sortOrder: 1 } });
 
 type Credentials = { email?: string; password?: string };
+
+/** Another app (its own services and limits) on a test app's database. */
+interface Replica {
+  url: string;
+  request: TestApp['request'];
+  close(): Promise<void>;
+}
 
 /** baseWorld with emails and passwords on some principals. */
 function worldWith(extra: Record<string, Credentials>): Record<string, unknown> {
@@ -43,8 +52,12 @@ async function startPasswordApp(fixture: Record<string, unknown>, config: Partia
   return app;
 }
 
-const signInWith = (app: TestApp, email: string, password: string, headers: Record<string, string> = {}) =>
-  app.request('POST', '/auth/password', { body: { email, password }, headers });
+const signInWith = (
+  app: Pick<TestApp, 'request'>,
+  email: string,
+  password: string,
+  headers: Record<string, string> = {},
+) => app.request('POST', '/auth/password', { body: { email, password }, headers });
 
 /** The `berth_session` lines of the response's Set-Cookie headers. */
 const sessionCookies = (res: TestResponse) => res.headers.getSetCookie().filter((c) => c.startsWith(`${COOKIE}=`));
@@ -106,22 +119,22 @@ const catalogPath = (org: string) => `/organizations/${org}/log-catalog`;
 
 // ---------------------------------------------------------------------------------------------------------------
 
-describe('password sign-in, with the default limits per account', () => {
-  const fixture = worldWith({
-    [OWNER.id]: { email: OWNER.email, password: OWNER.password },
-    [MULTI.id]: { email: MULTI.email, password: MULTI.password },
-    [ADMIN.id]: { email: ADMIN.email, password: ADMIN.password },
-    'p-viewer': { email: VIEWER_EMAIL },
-  });
-  let t: TestApp;
-  let ownOrigin: string;
-  beforeAll(async () => {
-    // Many sign-ins come from 127.0.0.1 here: only the per-address limit is raised (it has its own app below).
-    t = await startPasswordApp(fixture, { SIGN_IN_MAX_PER_ADDRESS: 1000 });
-    ownOrigin = new URL(t.url).origin;
-  });
-  afterAll(async () => t?.close());
+const fixture = worldWith({
+  [OWNER.id]: { email: OWNER.email, password: OWNER.password },
+  [MULTI.id]: { email: MULTI.email, password: MULTI.password },
+  [ADMIN.id]: { email: ADMIN.email, password: ADMIN.password },
+  'p-viewer': { email: VIEWER_EMAIL },
+});
+let t: TestApp;
+let ownOrigin: string;
+beforeAll(async () => {
+  // Many sign-ins come from 127.0.0.1 here: only the per-address limit is raised (tested on its own below).
+  t = await startPasswordApp(fixture, { SIGN_IN_MAX_PER_ADDRESS: 1000 });
+  ownOrigin = new URL(t.url).origin;
+});
+afterAll(async () => t?.close());
 
+describe('password sign-in, with the default limits per account', () => {
   describe('POST /auth/password', () => {
     it('answers the right email and password with 204, no body, and one HttpOnly SameSite=Lax cookie for 12 h', async () => {
       const res = await signInWith(t, OWNER.email, OWNER.password);
@@ -445,21 +458,37 @@ describe('password sign-in, with the default limits per account', () => {
 });
 
 // ---------------------------------------------------------------------------------------------------------------
+// Other configurations: apps of their own services and limits on the same database (one migration, one load).
 
-describe('timing of failures', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startPasswordApp(worldWith({ [OWNER.id]: { email: OWNER.email, password: OWNER.password } }), {
-      PASSWORD_FAILURES_PER_ACCOUNT: 1000,
-      SIGN_IN_MAX_PER_ADDRESS: 100_000,
-    });
+describe('other configurations on the same database', () => {
+  const replicas: Replica[] = [];
+  afterAll(async () => {
+    for (const r of replicas.splice(0)) await r.close();
   });
-  afterAll(async () => t?.close());
+
+  async function replica(overrides: Partial<Config>, services = passwordServices): Promise<Replica> {
+    const config = loadConfig({}, { LOG_LEVEL: 'silent', ...overrides });
+    const built = services(t.store, config);
+    const app = await buildApp({ config, services: built });
+    const url = await app.listen({ port: 0, host: '127.0.0.1' });
+    built.signIn.useListeningAddress(url);
+    const r: Replica = {
+      url,
+      request: (method, path, options) => httpRequest(url, method, path, options),
+      close: async () => {
+        await built.close();
+        await app.close();
+      },
+    };
+    replicas.push(r);
+    return r;
+  }
 
   it('takes as long for an unknown email as for a wrong password (medians within 20 ms)', async () => {
+    const r = await replica({ PASSWORD_FAILURES_PER_ACCOUNT: 1000, SIGN_IN_MAX_PER_ADDRESS: 100_000 });
     const timed = async (email: string, password: string) => {
       const started = performance.now();
-      const res = await signInWith(t, email, password);
+      const res = await signInWith(r, email, password);
       const elapsed = performance.now() - started;
       expectError(res, 401, 'auth:sign-in:failed');
       return elapsed;
@@ -477,39 +506,35 @@ describe('timing of failures', () => {
     // The work is a real hash either way: far more than a database lookup.
     expect(median(unknown), summary).toBeGreaterThan(10);
     expect(Math.abs(median(wrong) - median(unknown)), summary).toBeLessThan(20);
+    // Nothing was locked: the right password still works.
+    expect((await signInWith(r, OWNER.email, OWNER.password)).status).toBe(204);
   });
-});
 
-describe('per-address limit (SIGN_IN_MAX_PER_ADDRESS 3)', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startPasswordApp(baseWorld(), { SIGN_IN_MAX_PER_ADDRESS: 3 });
-  });
-  afterAll(async () => t?.close());
-
-  it('answers the 4th attempt from one client with 429, whatever the email', async () => {
+  it('per address (SIGN_IN_MAX_PER_ADDRESS 3): the 4th attempt from one client is 429, whatever the email', async () => {
+    const r = await replica({ SIGN_IN_MAX_PER_ADDRESS: 3 });
     for (let i = 0; i < 3; i += 1) {
-      expectError(await signInWith(t, `someone-${i}@a.example`, 'pw'), 401, 'auth:sign-in:failed');
+      expectError(await signInWith(r, `someone-${i}@a.example`, 'pw'), 401, 'auth:sign-in:failed');
     }
-    const res = await signInWith(t, 'someone-else@a.example', 'pw');
-    expectError(res, 429, 'http:request:rate-limited');
-    expectRetryAfter(res, 60);
+    for (const [email, password] of [
+      ['someone-else@a.example', 'pw'],
+      [OWNER.email, OWNER.password],
+    ] as const) {
+      const res = await signInWith(r, email, password);
+      expectError(res, 429, 'http:request:rate-limited');
+      expectRetryAfter(res, 60);
+      expect(sessionCookies(res)).toEqual([]);
+    }
   });
-});
 
-describe('without password sign-in (the default services)', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp({ fixture: worldWith({ [OWNER.id]: { email: OWNER.email, password: OWNER.password } }) });
-  });
-  afterAll(async () => t?.close());
-
-  it('refuses even the right password with 401 auth:sign-in:failed, and offers no way to sign in', async () => {
-    const res = await signInWith(t, OWNER.email, OWNER.password);
+  it('without password sign-in (the default services): even the right password is 401, and no way is offered', async () => {
+    const r = await replica({}, createServices);
+    const res = await signInWith(r, OWNER.email, OWNER.password);
     expectError(res, 401, 'auth:sign-in:failed');
     expect(res.headers.getSetCookie()).toEqual([]);
-    const providers = await t.request('GET', '/auth/providers');
+    const providers = await r.request('GET', '/auth/providers');
     expect(providers.status).toBe(200);
     expect(providers.body).toEqual({ data: [] });
+    // The same database and credentials on a replica that offers it: 204.
+    expect((await signInWith(t, OWNER.email, OWNER.password)).status).toBe(204);
   });
 });

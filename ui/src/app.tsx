@@ -26,6 +26,15 @@ export function App() {
   const enter = async (api: Api, quiet = false): Promise<boolean> => {
     try {
       const caller = await api.caller();
+      if (caller.session !== undefined && caller.organizations.length === 0) {
+        // Signed in, but no organization of this person permits the way they did: nothing to show.
+        await api.signOut().catch(() => undefined);
+        setError(
+          `None of your organizations permits signing in with ${caller.session.provider}. Sign in another way.`,
+        );
+        setSession({ state: 'signed-out' });
+        return false;
+      }
       if (api.token !== null) sessionStorage.setItem(TOKEN_KEY, api.token);
       setError(undefined);
       setSession({ state: 'signed-in', api, caller });
