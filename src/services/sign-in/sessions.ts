@@ -53,7 +53,7 @@ export class SessionService {
 
   constructor(
     private readonly db: Db,
-    caches: CacheInvalidation,
+    private readonly caches: CacheInvalidation,
     options: CacheOptions,
     private readonly organizations: Pick<OrganizationService, 'permitted'>,
     private readonly lifetimes: SessionLifetimes,
@@ -103,14 +103,20 @@ export class SessionService {
     return this.#callerOf(session);
   }
 
-  /** Ends a session (sign-out); unknown ids are ignored. */
+  /**
+   * Ends a session (sign-out); unknown ids are ignored. Returns once this replica's caches have heard of it, so the
+   * next request here is refused (other replicas hear of it within the time a notification takes).
+   */
   async end(id: string): Promise<void> {
     await deleteSession(this.db, hashToken(id));
+    await this.caches.settle();
   }
 
-  /** Ends every session of a principal, or only those made with `provider`. */
-  endAllOf(principalId: string, provider?: IdentityProvider): Promise<number> {
-    return deleteSessionsOf(this.db, principalId, provider);
+  /** Ends every session of a principal, or only those made with `provider` (settled like `end`). */
+  async endAllOf(principalId: string, provider?: IdentityProvider): Promise<number> {
+    const ended = await deleteSessionsOf(this.db, principalId, provider);
+    await this.caches.settle();
+    return ended;
   }
 
   /** Removes ended sessions and sign-in attempts (run now and then; authentication never needs it). */
