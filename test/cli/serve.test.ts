@@ -39,6 +39,19 @@ describe('berth serve --demo', { timeout: 120_000 }, () => {
         expect(results[0]).toEqual({ data: ['EMAIL_PASSWORD', 'CODE_HOST_1', 'SSO_BROKER'] });
         expect(results[1].data?.givenId, `round ${round}: ${JSON.stringify(results[1])}`).toMatch(/^databases-/);
         expect(results[2].data.map((c: { givenId: string }) => c.givenId)).toContain(results[1].data.givenId);
+        // The banner's email and password sign in (EMAIL_PASSWORD is offered with --demo, and org-acme permits it).
+        const signIn = /sign in as (\S+) with the password (\S+)\)/.exec(server.output());
+        expect(signIn, server.output()).not.toBeNull();
+        const base = /Log explorer: (\S+)\/ui\/logs/.exec(server.output())![1]!;
+        const res = await fetch(`${base}/auth/password`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ email: signIn![1], password: signIn![2] }),
+        });
+        expect(res.status).toBe(204);
+        const cookie = res.headers.getSetCookie()[0]!.split(';')[0]!;
+        const me = await (await fetch(`${base}/me`, { headers: { cookie } })).json();
+        expect(me.data.organizations.map((o: { id: string }) => o.id)).toEqual(['org-acme']);
       } finally {
         expect(await server.stop(), server.output()).toBe(0);
       }
@@ -188,6 +201,64 @@ describe('berth seed and token', { timeout: 180_000 }, () => {
     } finally {
       await server2.stop();
     }
+  });
+
+  it('sets a password from standard input, and ends the sessions signed in with the old one', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'world.yaml');
+    const world = baseWorld() as { principals: Record<string, unknown>[] };
+    world.principals.find((p) => p.id === 'p-admin')!.email = 'admin@a.example';
+    writeFileSync(file, stringify(world));
+    const signInFile = join(dir, 'sign-in.yaml');
+    writeFileSync(signInFile, 'passwordSignIn: true\n');
+    const env = { BERTH_DATA_DIR: join(dir, 'data'), SIGN_IN_CONFIG: signInFile };
+    expect((await runCli(['seed', file], env)).code).toBe(0);
+    const short = await runCli(['user', 'set-password', '--email', 'admin@a.example'], env, 'short\n');
+    expect(short.code).toBe(1);
+    expect(short.stderr).toMatch(/at least 12 characters/);
+    const set = await runCli(['user', 'set-password', '--email', 'ADMIN@a.example'], env, 'first password 0001\n');
+    expect(set.code, set.stderr).toBe(0);
+    expect(set.stdout).toMatch(/password set for p-admin/);
+
+    const signIn = (url: string, password: string) =>
+      fetch(`${url}/auth/password`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'admin@a.example', password }),
+      });
+    let server = await startServerProcess([], env);
+    let cookie: string;
+    try {
+      const res = await signIn(server.url, 'first password 0001');
+      expect(res.status).toBe(204);
+      cookie = res.headers.getSetCookie()[0]!.split(';')[0]!;
+      expect((await fetch(`${server.url}/me`, { headers: { cookie } })).status).toBe(200);
+      expect(server.output()).not.toContain('first password');
+    } finally {
+      await server.stop();
+    }
+    const reset = await runCli(['user', 'set-password', '--principal', 'p-admin'], env, 'second password 0002\n');
+    expect(reset.stdout).toMatch(/1 password session\(s\) ended/);
+    server = await startServerProcess([], env);
+    try {
+      expect((await fetch(`${server.url}/me`, { headers: { cookie } })).status).toBe(401);
+      expect((await signIn(server.url, 'first password 0001')).status).toBe(401);
+      expect((await signIn(server.url, 'second password 0002')).status).toBe(204);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('stops with a message naming the entry of a bad SIGN_IN_CONFIG', async () => {
+    const dir = tempDir();
+    const signInFile = join(dir, 'sign-in.yaml');
+    writeFileSync(
+      signInFile,
+      'providers:\n  - provider: SOCIAL_1\n    issuer: http://idp.example.com\n    clientId: c\n    clientSecret: s\n',
+    );
+    const run = await runCli(['serve'], { BERTH_DATA_DIR: join(dir, 'data'), SIGN_IN_CONFIG: signInFile, PORT: '0' });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/providers\[0\]\.issuer: must be https/);
   });
 
   it('refuses a bad fixture with the path of the fault and exit code 1', async () => {

@@ -50,10 +50,12 @@ async function ingest(t: TestApp, logGroup: string, logStream: string, messages:
 }
 
 /**
- * The event loop's worst delay allowed here: `npm test` runs files in parallel on two cores, so the strict bound
- * (100 ms, black-box and alone) is the reliability suite's; a stall of the kind this guards against lasts seconds.
+ * The event loop's worst delay allowed here: `npm test` runs files in parallel on two cores (this process also runs
+ * the test itself, and a neighbour's password hashes or browser share the cores), so the strict bound (100 ms,
+ * black-box and alone) is the reliability suite's; a stall of the kind this guards against lasts seconds. 288 ms
+ * was seen once under such load.
  */
-const MAX_DELAY_MS = 250;
+const MAX_DELAY_MS = 500;
 /** The slowest /healthz answer allowed meanwhile: a round trip through a loaded machine's scheduler, well below a stall. */
 const MAX_HEALTHZ_MS = 500;
 
