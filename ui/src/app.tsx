@@ -29,9 +29,7 @@ export function App() {
       if (caller.session !== undefined && caller.organizations.length === 0) {
         // Signed in, but no organization of this person permits the way they did: nothing to show.
         await api.signOut().catch(() => undefined);
-        setError(
-          `None of your organizations permits signing in with ${caller.session.provider}. Sign in another way.`,
-        );
+        setError(`None of your organizations permits signing in with ${caller.session.provider}. Sign in another way.`);
         setSession({ state: 'signed-out' });
         return false;
       }
