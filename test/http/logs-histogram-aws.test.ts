@@ -165,7 +165,8 @@ beforeAll(async () => {
       INSIGHTS_POLL_INTERVAL_MS: 10,
       INSIGHTS_MAX_CONCURRENT_QUERIES: MAX_CONCURRENT,
       LOG_QUERY_CONCURRENCY: 8,
-      LOG_QUERY_SOURCE_TIMEOUT_MS: 3_000,
+      // Long enough for a fake Insights query on a loaded CI machine (3 s once ran out there); the quota test waits it out.
+      LOG_QUERY_SOURCE_TIMEOUT_MS: 8_000,
     },
     services: (store, config) =>
       createServices(store, config, {
