@@ -382,7 +382,7 @@ export const ConfigSchema = Type.Object({
   PASSWORD_HASH_CONCURRENCY: Int(
     1,
     64,
-    2,
+    1,
     'Password hashes (64 MiB of memory each) computed at once in this process; further sign-ins wait, and past ' +
       'a short queue get 429.',
   ),
