@@ -2,7 +2,7 @@ import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 
 /**
  * Password hashes: scrypt from `node:crypto` (memory-hard; it runs on libuv's thread pool, never on the event
- * loop). N = 2^16, r = 8, p = 1 takes 64 MiB and about 0.1–0.2 s per hash on a 2024 server core: half of OWASP's
+ * loop). N = 2^16, r = 8, p = 1 takes 64 MiB and about 0.2–0.3 s per hash on one core of this machine: half of OWASP's
  * current recommendation (N = 2^17), because anyone may ask for a hash (an unknown email is hashed too) and the
  * hashes of a process share one slot by default (docs/decisions.md). The parameters travel in the stored string
  * (`scrypt$N$r$p$salt$hash`, base64url), so they can be raised later without losing the hashes made before.
