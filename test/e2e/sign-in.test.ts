@@ -5,7 +5,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { noSignIn } from '../../src/sign-in-config.js';
 import type { TestApp } from '../support/app.js';
-import { startOidcProvider, type TestOidcProvider } from '../support/oidc-provider.js';
+import { settingsFor, startOidcProvider, type TestOidcProvider } from '../support/oidc-provider.js';
 import { mergeWorld } from '../support/world.js';
 import { closeChecked, launchBrowser, type OpenedPage, openPage } from './support/browser.js';
 import { e2eWorld, ORG_A, seed, startE2eApp } from './support/world.js';
@@ -35,17 +35,7 @@ beforeAll(async () => {
         signIn: (config) => ({
           ...noSignIn(config),
           passwordSignIn: true,
-          providers: [
-            {
-              provider: 'SSO_BROKER',
-              issuer: new URL(op.issuer),
-              clientId: op.clientId,
-              clientSecret: op.clientSecret,
-              scopes: ['openid'],
-              displayName: 'Test SSO',
-              linkByVerifiedEmail: false,
-            },
-          ],
+          providers: [settingsFor(op, 'SSO_BROKER', { displayName: 'Test SSO' })],
         }),
       },
     ),

@@ -11,6 +11,7 @@ import { expectError } from '../support/assertions.js';
 import {
   browserFetch,
   CookieJar,
+  settingsFor,
   startOidcProvider,
   type TestOidcProvider,
   walkSignIn,
@@ -29,15 +30,8 @@ beforeAll(async () => {
     if (p.id === 'p-admin') p.email = 'bob@a.example';
     if (p.id === 'p-member') p.identities = [{ provider: 'WORKFORCE_1', issuer: op.issuer, subject: 'wanda' }];
   }
-  const entry = (provider: 'SSO_BROKER' | 'WORKFORCE_1', linkByVerifiedEmail: boolean) => ({
-    provider,
-    issuer: new URL(op.issuer),
-    clientId: op.clientId,
-    clientSecret: op.clientSecret,
-    scopes: ['openid', 'email'],
-    displayName: provider,
-    linkByVerifiedEmail,
-  });
+  const entry = (provider: 'SSO_BROKER' | 'WORKFORCE_1', linkByVerifiedEmail: boolean) =>
+    settingsFor(op, provider, { scopes: ['openid', 'email'], linkByVerifiedEmail });
   t = await startTestApp({
     fixture: world,
     // Every test here starts sign-ins from one address: the limit on starts has a test of its own below.
@@ -326,17 +320,7 @@ describe('sign-in with an OpenID Provider', () => {
         createServices(store, config, {
           signIn: {
             ...noSignIn(config),
-            providers: [
-              {
-                provider: 'SSO_BROKER',
-                issuer: new URL(op.issuer),
-                clientId: op.clientId,
-                clientSecret: op.clientSecret,
-                scopes: ['openid'],
-                displayName: 'SSO',
-                linkByVerifiedEmail: false,
-              },
-            ],
+            providers: [settingsFor(op, 'SSO_BROKER', { displayName: 'SSO' })],
           },
         }),
     });

@@ -8,11 +8,30 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { decodeJwt, exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
 import Provider from 'oidc-provider';
+import type { ExternalProvider } from '../../src/core/enums.js';
+import type { OidcProviderSettings } from '../../src/core/schemas/sign-in-config.js';
 
 export interface OidcAccount {
   sub: string;
   email?: string;
   emailVerified?: boolean;
+}
+
+/** Berth's settings entry for this provider standing for `provider`. */
+export function settingsFor(
+  op: TestOidcProvider,
+  provider: ExternalProvider,
+  options: { scopes?: string[]; displayName?: string; linkByVerifiedEmail?: boolean } = {},
+): OidcProviderSettings {
+  return {
+    provider,
+    issuer: new URL(op.issuer),
+    clientId: op.clientId,
+    clientSecret: op.clientSecret,
+    scopes: options.scopes ?? ['openid'],
+    displayName: options.displayName ?? provider,
+    linkByVerifiedEmail: options.linkByVerifiedEmail ?? false,
+  };
 }
 
 export interface TestOidcProvider {
