@@ -94,11 +94,13 @@ describe.each(backends)('AWS quotas on $name', ({ skip, open }) => {
     await Promise.all(Array.from({ length: 20 }, (_, i) => take(i % 2 === 0 ? cluster.a : cluster.b)));
     const elapsed = Date.now() - t0;
     started.sort((x, y) => x - y);
-    // The slots are 200 ms apart by the database's clock; each start is seen here a few ms late (round trip,
-    // timers), so a window a little short of a second is what the spacing guarantees client-side.
-    expect(mostInAnyWindow(started, 1_000 - 30)).toBeLessThanOrEqual(5);
-    for (let i = 1; i < started.length; i++) expect(started[i]! - started[i - 1]!).toBeGreaterThanOrEqual(170);
-    expect(elapsed).toBeGreaterThanOrEqual(19 * 200 - 30);
+    // The slots are 200 ms apart by the database's clock; each start is seen here late by the round trip and the
+    // timer, by up to ~100 ms on a busy CI machine (30 ms was once exceeded there). A window 100 ms short of a second
+    // still fails for any rate above 5/s: at 6/s six starts span 833 ms.
+    const lateness = 100;
+    expect(mostInAnyWindow(started, 1_000 - lateness)).toBeLessThanOrEqual(5);
+    for (let i = 1; i < started.length; i++) expect(started[i]! - started[i - 1]!).toBeGreaterThanOrEqual(200 - lateness);
+    expect(elapsed).toBeGreaterThanOrEqual(19 * 200 - lateness);
     expect(elapsed).toBeLessThan(19 * 200 + 1_000);
   });
 
