@@ -2,7 +2,9 @@
  * `api`: req/s of `GET /organizations/{id}/permitted-identity-providers` with a valid token at
  * LOG_LEVEL=info, on PGlite and PostgreSQL, against (a) Berth's own `/healthz` in the same process
  * (target ≥ 0.8) and (b) a bare node:http server making the same header check and sending the same
- * bytes (reported). Load: autocannon, 50 connections, from its own process; median of three runs.
+ * bytes (reported); and Berth's `/healthz` against a bare node:http server answering the same status, headers and
+ * bytes (target ≥ 0.6: the per-request floor of the framework and Berth's hooks). Load: autocannon, 50
+ * connections, from its own process; median of three runs.
  */
 import { startBareServer } from './lib/bare-server.js';
 import { createDatabase, type DatabaseKind, databaseKinds, seedFixture, startBerth } from './lib/berth.js';
@@ -58,14 +60,26 @@ async function measure(kind: DatabaseKind): Promise<BenchResult['rows']> {
         if (!HOP_HEADERS.has(key)) headers[key] = value;
       });
       const bare = await startBareServer({ path: PATH, token: TOKEN, status: 200, headers, body });
+      const healthAnswer = await fetch(`${berth.url}/healthz`);
+      const healthHeaders: Record<string, string> = {};
+      healthAnswer.headers.forEach((value, key) => {
+        if (!HOP_HEADERS.has(key)) healthHeaders[key] = value;
+      });
+      const bareHealth = await startBareServer({
+        path: '/healthz',
+        status: healthAnswer.status,
+        headers: healthHeaders,
+        body: await healthAnswer.text(),
+      });
       try {
         progress(NAME, `${kind}: Berth pid ${berth.pid} at ${berth.url}, bare server at ${bare.url}`);
         const contenders: Contender[] = [
           { label: 'Berth identity providers', run: load(berth.url, PATH, AUTH) },
           { label: 'Berth /healthz', run: load(berth.url, '/healthz') },
           { label: 'bare node:http', run: load(bare.url, PATH, AUTH) },
+          { label: 'bare node:http /healthz', run: load(bareHealth.url, '/healthz') },
         ];
-        const [api, health, floor] = await interleaved(`${NAME} ${kind}`, contenders);
+        const [api, health, floor, healthFloor] = await interleaved(`${NAME} ${kind}`, contenders);
         const figure = (label: string, f: RunFigures) => ({ label, value: f.rate, median: f.p50, p99: f.p99 });
         const row = {
           ...figure('GET permitted-identity-providers (valid token, LOG_LEVEL=info)', api!),
@@ -75,9 +89,19 @@ async function measure(kind: DatabaseKind): Promise<BenchResult['rows']> {
         return [
           atLeast({ ...row, baseline: figure('Berth /healthz, same process', health!) }, 0.8),
           reported({ ...row, baseline: figure('bare node:http, same header check and bytes', floor!) }),
+          atLeast(
+            {
+              ...figure('GET /healthz (LOG_LEVEL=info)', health!),
+              database: kind,
+              unit: 'req/s' as const,
+              baseline: figure('bare node:http, same status, headers and bytes', healthFloor!),
+            },
+            0.6,
+          ),
         ];
       } finally {
         await bare.close();
+        await bareHealth.close();
       }
     } finally {
       await berth.stop();

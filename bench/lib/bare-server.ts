@@ -10,7 +10,8 @@ import { fileURLToPath } from 'node:url';
  */
 export interface BareResponse {
   path: string;
-  token: string;
+  /** The token the Authorization header must carry; none: no header check (an unauthenticated route). */
+  token?: string;
   status: number;
   headers: Record<string, string>;
   body: string;
@@ -45,10 +46,12 @@ export async function startBareServer(response: BareResponse): Promise<BareServe
 }
 
 function serve(response: BareResponse): void {
-  const expected = createHash('sha256').update(response.token, 'utf8').digest();
+  const token = response.token;
+  const expected = token === undefined ? undefined : createHash('sha256').update(token, 'utf8').digest();
   const body = Buffer.from(response.body);
   const headers = { ...response.headers, 'content-length': String(body.length) };
   const authorized = (req: IncomingMessage) => {
+    if (expected === undefined) return true;
     let count = 0;
     for (let i = 0; i < req.rawHeaders.length; i += 2)
       if (req.rawHeaders[i]!.toLowerCase() === 'authorization') count++;

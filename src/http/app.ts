@@ -1,4 +1,4 @@
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import cookie from '@fastify/cookie';
@@ -10,6 +10,7 @@ import { compileTrustProxy } from '../core/client-address.js';
 import { appError } from '../core/errors.js';
 import type { Services } from '../services/index.js';
 import { authHook, settleWritesHook } from './plugins/auth.js';
+import { AccessLog } from './log-serializers.js';
 import {
   answerClientError,
   answerFrameworkError,
@@ -81,7 +82,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: deps.logger ?? false,
     bodyLimit: config.BODY_LIMIT_BYTES,
-    logController: new LogController({ requestIdLogLabel: 'requestId' }),
+    logController: new AccessLog(),
     requestIdHeader: false,
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];

@@ -19,7 +19,8 @@ const tempDir = () => {
 };
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
-describe('berth serve --demo', { timeout: 120_000 }, () => {
+// PGlite whatever TEST_DATABASE_URL says: the PostgreSQL run (CI runs both) skips it rather than run it twice.
+describe.skipIf(onPostgres)('berth serve --demo', { timeout: 120_000 }, () => {
   it('serves the demo world, prints a token, and the printed curl commands work as printed, again after a restart', async () => {
     const dir = tempDir();
     for (const round of [1, 2]) {
@@ -65,7 +66,8 @@ describe('berth serve --demo', { timeout: 120_000 }, () => {
   });
 });
 
-describe('graceful shutdown', { timeout: 120_000 }, () => {
+// PGlite whatever TEST_DATABASE_URL says: the PostgreSQL run (CI runs both) skips it rather than run it twice.
+describe.skipIf(onPostgres)('graceful shutdown', { timeout: 120_000 }, () => {
   it('finishes an in-flight request, closes the database and exits 0 on SIGTERM', async () => {
     const dir = tempDir();
     const server = await startServerProcess(['--demo'], { BERTH_DATA_DIR: dir });
@@ -121,7 +123,8 @@ describe('graceful shutdown', { timeout: 120_000 }, () => {
   });
 });
 
-describe('the data directory lock', { timeout: 120_000 }, () => {
+// PGlite whatever TEST_DATABASE_URL says: the PostgreSQL run (CI runs both) skips it rather than run it twice.
+describe.skipIf(onPostgres)('the data directory lock', { timeout: 120_000 }, () => {
   it('makes seed and migrate refuse while a server runs; token create goes through it', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'world.yaml'), stringify(baseWorld()));
@@ -164,7 +167,8 @@ describe('the data directory lock', { timeout: 120_000 }, () => {
   });
 });
 
-describe('berth seed and token', { timeout: 180_000 }, () => {
+// PGlite whatever TEST_DATABASE_URL says: the PostgreSQL run (CI runs both) skips it rather than run it twice.
+describe.skipIf(onPostgres)('berth seed and token', { timeout: 180_000 }, () => {
   it('seeds a file, creates a working token, and revokes it', async () => {
     const dir = tempDir();
     const file = join(dir, 'world.yaml');

@@ -262,7 +262,12 @@ describe('the request log', () => {
     } finally {
       await app.close();
     }
+    // At debug and below the arrival is logged too; the completion line carries the request (AccessLog).
     expect(log).toContain('incoming request');
+    const completed = log.split('\n').filter((line) => line.includes('request completed'));
+    expect(completed).toHaveLength(3);
+    expect(completed[0]).toContain('access_token=[redacted]');
+    expect(completed[0]).toContain('"statusCode":200');
     expect(log).toContain('access_token=[redacted]');
     expect(log).toContain('keep=visible');
     for (const secret of [
@@ -276,6 +281,38 @@ describe('the request log', () => {
     ]) {
       expect(log).not.toContain(secret);
     }
+  });
+});
+
+describe('the access log at LOG_LEVEL=info', () => {
+  it('writes one line per request, when it completes, with its method, URL, status and time', async () => {
+    let log = '';
+    const stream = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        log += chunk.toString();
+        done();
+      },
+    });
+    const app = await buildApp({
+      config: t.config,
+      services: t.services,
+      logger: { ...loggerOptions('info'), stream },
+    });
+    try {
+      const url = await app.listen({ port: 0, host: '127.0.0.1' });
+      await fetch(`${url}/healthz`);
+      await fetch(`${url}/nope`);
+    } finally {
+      await app.close();
+    }
+    const lines = log
+      .split('\n')
+      .filter((line) => line.includes('"requestId"'))
+      .map((line) => JSON.parse(line) as Record<string, any>);
+    expect(lines.map((l) => l.msg)).toEqual(['request completed', 'request completed']);
+    expect(lines[0]).toMatchObject({ req: { method: 'GET', url: '/healthz' }, res: { statusCode: 200 } });
+    expect(lines[1]).toMatchObject({ req: { method: 'GET', url: '/nope' }, res: { statusCode: 404 } });
+    expect(typeof lines[0]!.responseTime).toBe('number');
   });
 });
 

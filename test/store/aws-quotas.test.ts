@@ -99,7 +99,8 @@ describe.each(backends)('AWS quotas on $name', ({ skip, open }) => {
     // still fails for any rate above 5/s: at 6/s six starts span 833 ms.
     const lateness = 100;
     expect(mostInAnyWindow(started, 1_000 - lateness)).toBeLessThanOrEqual(5);
-    for (let i = 1; i < started.length; i++) expect(started[i]! - started[i - 1]!).toBeGreaterThanOrEqual(200 - lateness);
+    for (let i = 1; i < started.length; i++)
+      expect(started[i]! - started[i - 1]!).toBeGreaterThanOrEqual(200 - lateness);
     expect(elapsed).toBeGreaterThanOrEqual(19 * 200 - lateness);
     expect(elapsed).toBeLessThan(19 * 200 + 1_000);
   });

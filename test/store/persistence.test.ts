@@ -7,11 +7,13 @@ import { openConfiguredStore } from '../../src/runtime.js';
 import { DataDirLocked } from '../../src/store/data-dir-lock.js';
 import { loadFixture } from '../../src/fixtures/load.js';
 import { baseWorld } from '../support/world.js';
+import { onPostgres } from '../support/database.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'berth-persist-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-describe('PGlite on disk', () => {
+// PGlite whatever TEST_DATABASE_URL says: the PostgreSQL run (CI runs both) skips it rather than run it twice.
+describe.skipIf(onPostgres)('PGlite on disk', () => {
   it('keeps data across a restart and refuses a second opener while open', async () => {
     const config = loadConfig({ BERTH_DATA_DIR: dir });
     const first = await openConfiguredStore(config);

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DatabaseUnavailableError } from '../../src/core/database-unavailable.js';
 import { runAsTenant } from '../../src/core/tenant-context.js';
 import { openStore, type Store } from '../../src/store/db.js';
+import { onPostgres } from '../support/database.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -62,7 +63,8 @@ async function holdSession(store: Store): Promise<{ release: () => Promise<void>
   };
 }
 
-describe('PGlite in a worker thread', () => {
+// PGlite whatever TEST_DATABASE_URL says: the PostgreSQL run (CI runs both) skips it rather than run it twice.
+describe.skipIf(onPostgres)('PGlite in a worker thread', () => {
   let store: Store;
   beforeAll(async () => {
     store = await openStore({ kind: 'pglite' });
@@ -211,7 +213,8 @@ describe('PGlite in a worker thread', () => {
   });
 });
 
-describe('PGlite on disk, when the instance dies', () => {
+// PGlite whatever TEST_DATABASE_URL says: the PostgreSQL run (CI runs both) skips it rather than run it twice.
+describe.skipIf(onPostgres)('PGlite on disk, when the instance dies', () => {
   it('answers DatabaseUnavailableError at once, opens the directory again, and keeps what was committed', async () => {
     const events: string[] = [];
     const store = await openStore(
@@ -262,7 +265,8 @@ describe('PGlite on disk, when the instance dies', () => {
   }, 180_000);
 });
 
-describe('PGlite worker crashing', () => {
+// PGlite whatever TEST_DATABASE_URL says: the PostgreSQL run (CI runs both) skips it rather than run it twice.
+describe.skipIf(onPostgres)('PGlite worker crashing', () => {
   it('on disk: fails the statements in flight, answers DatabaseUnavailableError, starts a new worker on the same directory', async () => {
     const store = await openStore({ kind: 'pglite', dataDir: tempDir() });
     try {
@@ -304,7 +308,8 @@ describe('PGlite worker crashing', () => {
   }, 60_000);
 });
 
-describe('PGlite worker and process exit', () => {
+// PGlite whatever TEST_DATABASE_URL says: the PostgreSQL run (CI runs both) skips it rather than run it twice.
+describe.skipIf(onPostgres)('PGlite worker and process exit', () => {
   it('lets the process exit once the store is closed, and does not hold it for an idle open store (nor its standby worker)', async () => {
     const dir = tempDir();
     const script = join(dir, 'exit.mts');
