@@ -1,4 +1,4 @@
-import { sql, type CompiledQuery, type RawBuilder } from 'kysely';
+import { CompiledQuery, sql, type RawBuilder } from 'kysely';
 import { hasCaseVariants } from '../../core/filter-tree/case-fold.js';
 import {
   compileBoundedSqlFilter,
@@ -224,15 +224,10 @@ export async function queryLogEventsSliced(
   const { targets, window, filter, limit, signal } = request;
   const first = targets[0]!;
   const lanes = queryLanes(targets, filter);
-  // Every stream, and no filter or a level leaf the lanes are on: each row a lane scans is kept. One lane: plain
-  // keyset pages. Several without a filter: the one statement scans `limit` rows a group at most; when that is no
-  // more than a first slice would, it is that slice. (With a level filter it would walk past other levels' rows.)
-  const allStreams = lanes.every((l) => l.streams.all);
-  const onLevels = filter.kind === 'level' && lanes.every((l) => l.level !== undefined);
-  if (allStreams && (filter.kind === 'all' || onLevels) && lanes.length === 1)
-    return readEveryRow(db, run, request, lanes[0]!, sizing);
-  if (allStreams && filter.kind === 'all' && lanes.length * limit <= SHORT_COLUMNS_FIRST_SLICE)
-    return queryLogEvents(db, run, request, bounds);
+  if (keepsEveryRow(lanes, filter)) {
+    const merged = readEveryRow(run, request, lanes, sizing, bounds);
+    if (merged !== undefined) return merged;
+  }
   const scan = (keep: RawBuilder<boolean>): LaneScan => ({
     accountId: first.account.id,
     region: first.region,
@@ -265,51 +260,86 @@ export async function queryLogEventsSliced(
   return rows.map(backendRow);
 }
 
-/** A lane's rows in the window (every stream), newest first, below `after`: a keyset page. */
-function everyRowPage(
-  account: LogTarget['account'],
-  region: string,
-  lane: Lane,
-  window: TimeWindow,
-  after: ScanKey | undefined,
-  limit: number,
-): RawBuilder<LogQueryEventRow> {
-  return sql<LogQueryEventRow>`select ${sql.join(QUERY_COLUMNS.map((c) => sql.ref(c)))} from log_events
-    where cloud_account_id = ${account.id} and region = ${region} and log_group = ${lane.group}
-      ${lane.level === undefined ? sql`` : sql`and level = ${lane.level}`}
-      and timestamp >= ${window.startMs} and timestamp <= ${window.endMs}
-      ${after === undefined ? sql`` : sql`and (timestamp, event_id) < (${after.ts}, ${after.id})`}
-    order by timestamp desc, event_id desc limit ${limit}`;
+/**
+ * Whether every row the lanes scan is kept: every stream of each group, and no filter or a level leaf the lanes are
+ * on. Such a read is merged keyset pages (`everyRowPage`), with none of the frontier bookkeeping a filter needs.
+ */
+export function keepsEveryRow(lanes: readonly Lane[], filter: FilterNode): boolean {
+  const allStreams = lanes.every((l) => l.streams.all);
+  const onLevels = filter.kind === 'level' && lanes.every((l) => l.level !== undefined);
+  return allStreams && (filter.kind === 'all' || onLevels);
 }
 
 /**
- * `queryLogEventsSliced` for one lane whose every row is returned: a slice is a keyset page of the sizer's budget
- * (timed by the caller's clock), with none of the lanes' bookkeeping.
+ * The rows of `lanes` in the window (every stream of each), newest first, below `after`, at most `limit`: a keyset
+ * page of each lane (an ordered index scan of the group-time or group-level-time index), merged by the database
+ * (a Merge Append under the limit: it reads about `limit` rows in all, plus one a lane, and sorts nothing). The
+ * lanes share their parameters by position, so a page over 300 lanes carries about 300 parameters.
  */
-async function readEveryRow(
-  db: Executor,
+export function everyRowPage(
+  account: LogTarget['account'],
+  region: string,
+  lanes: readonly Lane[],
+  window: TimeWindow,
+  after: ScanKey | undefined,
+  limit: number,
+): CompiledQuery<LogQueryEventRow> {
+  const columns = QUERY_COLUMNS.join(', ');
+  const order = 'order by timestamp desc, event_id desc';
+  // $1 account, $2 region, $3..$4 the window, $5 the limit, $6..$7 the cursor; then a group or level each.
+  const parameters: unknown[] = [account.id, region, window.startMs, window.endMs, limit];
+  if (after !== undefined) parameters.push(after.ts, after.id);
+  const param = (value: string): string => {
+    parameters.push(value);
+    return `$${parameters.length}`;
+  };
+  const branches = lanes.map((lane) => {
+    const level = lane.level === undefined ? '' : ` and level = ${param(lane.level)}`;
+    const past = after === undefined ? '' : ' and (timestamp, event_id) < ($6, $7)';
+    return (
+      `(select ${columns} from log_events where cloud_account_id = $1 and region = $2 and log_group = ` +
+      `${param(lane.group)}${level} and timestamp >= $3 and timestamp <= $4${past} ${order} limit $5)`
+    );
+  });
+  const text =
+    branches.length === 1
+      ? branches[0]!.slice(1, -1)
+      : `select ${columns} from (${branches.join(' union all ')}) as lanes ${order} limit $5`;
+  return CompiledQuery.raw(text, parameters) as CompiledQuery<LogQueryEventRow>;
+}
+
+/**
+ * `queryLogEventsSliced` for lanes whose every row is returned (every stream; no filter, or the level the lanes
+ * are on): each slice is one merged keyset page of the sizer's budget (`everyRowPage`), timed by the caller's
+ * clock, with none of the lane-frontier bookkeeping. Undefined when the page's statement would exceed `bounds`.
+ */
+function readEveryRow(
   run: StatementRunner,
   { targets, window, limit, signal }: LogQueryEventsRequest & { signal: AbortSignal },
-  lane: Lane,
+  lanes: readonly Lane[],
   sizing: SliceSizing,
-): Promise<BackendRow[]> {
-  const rows: LogQueryEventRow[] = [];
-  let after: ScanKey | undefined;
-  const sizer = new SliceSizer({ ...sizing, initialRows: sizing.initialRows ?? SHORT_COLUMNS_FIRST_SLICE });
-  await runSlices(sizer, signal, async (budget) => {
-    const asked = Math.min(budget, limit - rows.length);
-    const started = performance.now();
-    const page = await run(
-      everyRowPage(targets[0]!.account, targets[0]!.region, lane, window, after, asked).compile(db),
-      signal,
-    );
-    const ms = performance.now() - started;
-    for (const row of page) rows.push(row);
-    const last = page[page.length - 1];
-    after = last === undefined ? undefined : { ts: Number(last.timestamp), id: last.event_id };
-    return { done: page.length < asked || rows.length >= limit, budget, scanned: page.length, ms };
-  });
-  return rows.map(backendRow);
+  bounds: SqlBounds,
+): Promise<BackendRow[]> | undefined {
+  const account = targets[0]!.account;
+  const region = targets[0]!.region;
+  const widest = everyRowPage(account, region, lanes, window, { ts: 0, id: '' }, 1);
+  if (widest.parameters.length > bounds.maxParams || widest.sql.length > bounds.maxBytes) return undefined;
+  return (async () => {
+    const rows: LogQueryEventRow[] = [];
+    let after: ScanKey | undefined;
+    const sizer = new SliceSizer({ ...sizing, initialRows: sizing.initialRows ?? SHORT_COLUMNS_FIRST_SLICE });
+    await runSlices(sizer, signal, async (budget) => {
+      const asked = Math.min(budget, limit - rows.length);
+      const started = performance.now();
+      const page = await run(everyRowPage(account, region, lanes, window, after, asked), signal);
+      const ms = performance.now() - started;
+      for (const row of page) rows.push(row);
+      const last = page[page.length - 1];
+      after = last === undefined ? undefined : { ts: Number(last.timestamp), id: last.event_id };
+      return { done: page.length < asked || rows.length >= limit, budget, scanned: page.length, ms };
+    });
+    return rows.map(backendRow);
+  })();
 }
 
 function backendRow(r: LogQueryEventRow): BackendRow {

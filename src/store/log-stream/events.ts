@@ -174,7 +174,20 @@ export async function readHistorySliced(
     sizer,
     signal,
   );
-  return rows.map(numbers);
+  return rows.map(historyRow);
+}
+
+/** A history row as `readHistoryBatch` returns it: its own columns (a slice's rows carry the marker's too). */
+function historyRow(r: StreamEventRow): StreamEventRow {
+  return {
+    seq: Number(r.seq),
+    log_stream: r.log_stream,
+    message: r.message,
+    timestamp: Number(r.timestamp),
+    ingestion_time: Number(r.ingestion_time),
+    event_id: r.event_id,
+    level: r.level,
+  };
 }
 
 /** The snapshot the executor's statement (or REPEATABLE READ transaction) reads with. */
@@ -371,5 +384,9 @@ export async function readTailLanes(db: Db, accountId: string, lanes: readonly T
 
 /** bigint columns are numbers on node-postgres (db.ts) and PGlite alike; this makes it sure for both. */
 function numbers<R extends StreamEventRow>(r: R): R {
-  return { ...r, seq: Number(r.seq), timestamp: Number(r.timestamp), ingestion_time: Number(r.ingestion_time) };
+  // In place: the rows are the driver's, read once, and a history batch has hundreds of them.
+  r.seq = Number(r.seq);
+  r.timestamp = Number(r.timestamp);
+  r.ingestion_time = Number(r.ingestion_time);
+  return r;
 }

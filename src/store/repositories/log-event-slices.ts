@@ -215,21 +215,15 @@ export function sliceResult<R>(rows: (R & MarkerColumns)[], lanes: number, wallM
   for (const [lane, n] of marker.reached ?? []) reached[Number(lane)] = Number(n);
   const ms = Number(marker.ms);
   return {
-    rows: data.map(withoutMarker<R>),
+    // The marker's columns stay on the rows (null): every caller maps a row to its own shape, and copying 10,000
+    // rows to delete them cost more than the statement's parse (a profile of the 10,000-row query).
+    rows: data as R[],
     ...(marker.f_ts === null ? {} : { frontier: { ts: Number(marker.f_ts), id: String(marker.f_id) } }),
     scanned: Number(marker.scanned ?? 0),
     reached,
     // The database's clock leaves out the time the statement waited for its turn; the caller's is the fallback.
     ms: Number.isFinite(ms) && ms >= 0 ? Math.min(ms, wallMs) : wallMs,
   };
-}
-
-const MARKER_COLUMNS = ['slice_mark', 'slice_pos', 'f_ts', 'f_id', 'scanned', 'reached', 'ms'] as const;
-
-function withoutMarker<R>(row: R & MarkerColumns): R {
-  const copy = { ...row } as Record<string, unknown>;
-  for (const column of MARKER_COLUMNS) delete copy[column];
-  return copy as R;
 }
 
 /** Runs one slice statement: the rows it returned. */

@@ -4,7 +4,14 @@ import type { BucketCount } from '../../../core/log-query/histogram.js';
 import { LEVELS, type Level } from '../../../core/log-level.js';
 import { byAccountAndRegion, type LogTarget } from '../../../core/log-query/types.js';
 import type { Db } from '../../../store/db.js';
-import { logQueryStatement, queryLogEventsSliced, type LogQueryEventRow } from '../../../store/log-query/events.js';
+import {
+  everyRowPage,
+  keepsEveryRow,
+  logQueryStatement,
+  queryLanes,
+  queryLogEventsSliced,
+  type LogQueryEventRow,
+} from '../../../store/log-query/events.js';
 import { countLogEventsSliced } from '../../../store/log-query/histogram-events.js';
 import type { SliceSizing } from '../../../store/slices.js';
 import type { StatementRunner } from '../../../store/statement-runner.js';
@@ -49,6 +56,11 @@ export class LocalLogBackend implements LogBackend {
    * Berth's page with its rows); `fetch` reads the same rows in slices.
    */
   statement(request: Omit<FetchRequest, 'signal'>): CompiledQuery<LogQueryEventRow> {
+    const lanes = queryLanes(request.targets, request.filter);
+    if (keepsEveryRow(lanes, request.filter)) {
+      const first = request.targets[0]!;
+      return everyRowPage(first.account, first.region, lanes, request.window, undefined, request.limit);
+    }
     return logQueryStatement(this.db, request, this.bounds);
   }
 
