@@ -1,4 +1,4 @@
-import { CompiledQuery, sql, type RawBuilder } from 'kysely';
+import { sql, type CompiledQuery, type RawBuilder } from 'kysely';
 import { hasCaseVariants } from '../../core/filter-tree/case-fold.js';
 import {
   compileBoundedSqlFilter,
@@ -14,7 +14,10 @@ import { DEFAULT_SLICE_ROWS, runSlices, SHORT_COLUMNS_FIRST_SLICE, SliceSizer, t
 import type { StatementRunner } from '../statement-runner.js';
 import {
   laneSliceQuery,
+  mergedPageFits,
+  readEveryRowInSlices,
   readInSlices,
+  type MergedScan,
   type Lane,
   type LaneScan,
   type ScanKey,
@@ -271,47 +274,8 @@ export function keepsEveryRow(lanes: readonly Lane[], filter: FilterNode): boole
 }
 
 /**
- * The rows of `lanes` in the window (every stream of each), newest first, below `after`, at most `limit`: a keyset
- * page of each lane (an ordered index scan of the group-time or group-level-time index), merged by the database
- * (a Merge Append under the limit: it reads about `limit` rows in all, plus one a lane, and sorts nothing). The
- * lanes share their parameters by position, so a page over 300 lanes carries about 300 parameters.
- */
-export function everyRowPage(
-  account: LogTarget['account'],
-  region: string,
-  lanes: readonly Lane[],
-  window: TimeWindow,
-  after: ScanKey | undefined,
-  limit: number,
-): CompiledQuery<LogQueryEventRow> {
-  const columns = QUERY_COLUMNS.join(', ');
-  const order = 'order by timestamp desc, event_id desc';
-  // $1 account, $2 region, $3..$4 the window, $5 the limit, $6..$7 the cursor; then a group or level each.
-  const parameters: unknown[] = [account.id, region, window.startMs, window.endMs, limit];
-  if (after !== undefined) parameters.push(after.ts, after.id);
-  const param = (value: string): string => {
-    parameters.push(value);
-    return `$${parameters.length}`;
-  };
-  const branches = lanes.map((lane) => {
-    const level = lane.level === undefined ? '' : ` and level = ${param(lane.level)}`;
-    const past = after === undefined ? '' : ' and (timestamp, event_id) < ($6, $7)';
-    return (
-      `(select ${columns} from log_events where cloud_account_id = $1 and region = $2 and log_group = ` +
-      `${param(lane.group)}${level} and timestamp >= $3 and timestamp <= $4${past} ${order} limit $5)`
-    );
-  });
-  const text =
-    branches.length === 1
-      ? branches[0]!.slice(1, -1)
-      : `select ${columns} from (${branches.join(' union all ')}) as lanes ${order} limit $5`;
-  return CompiledQuery.raw(text, parameters) as CompiledQuery<LogQueryEventRow>;
-}
-
-/**
- * `queryLogEventsSliced` for lanes whose every row is returned (every stream; no filter, or the level the lanes
- * are on): each slice is one merged keyset page of the sizer's budget (`everyRowPage`), timed by the caller's
- * clock, with none of the lane-frontier bookkeeping. Undefined when the page's statement would exceed `bounds`.
+ * `queryLogEventsSliced` for lanes whose every row is returned (`keepsEveryRow`): merged keyset pages
+ * (log-event-slices.ts, `readEveryRowInSlices`). Undefined when one page's statement would exceed `bounds`.
  */
 function readEveryRow(
   run: StatementRunner,
@@ -320,26 +284,18 @@ function readEveryRow(
   sizing: SliceSizing,
   bounds: SqlBounds,
 ): Promise<BackendRow[]> | undefined {
-  const account = targets[0]!.account;
-  const region = targets[0]!.region;
-  const widest = everyRowPage(account, region, lanes, window, { ts: 0, id: '' }, 1);
-  if (widest.parameters.length > bounds.maxParams || widest.sql.length > bounds.maxBytes) return undefined;
-  return (async () => {
-    const rows: LogQueryEventRow[] = [];
-    let after: ScanKey | undefined;
-    const sizer = new SliceSizer({ ...sizing, initialRows: sizing.initialRows ?? SHORT_COLUMNS_FIRST_SLICE });
-    await runSlices(sizer, signal, async (budget) => {
-      const asked = Math.min(budget, limit - rows.length);
-      const started = performance.now();
-      const page = await run(everyRowPage(account, region, lanes, window, after, asked), signal);
-      const ms = performance.now() - started;
-      for (const row of page) rows.push(row);
-      const last = page[page.length - 1];
-      after = last === undefined ? undefined : { ts: Number(last.timestamp), id: last.event_id };
-      return { done: page.length < asked || rows.length >= limit, budget, scanned: page.length, ms };
-    });
-    return rows.map(backendRow);
-  })();
+  const scan = everyRowScan(targets, lanes, window);
+  if (!mergedPageFits(scan, bounds)) return undefined;
+  const sizer = new SliceSizer({ ...sizing, initialRows: sizing.initialRows ?? SHORT_COLUMNS_FIRST_SLICE });
+  return readEveryRowInSlices<LogQueryEventRow>((query) => run(query, signal), scan, { limit }, sizer, signal).then(
+    (rows) => rows.map(backendRow),
+  );
+}
+
+/** The scan of a log query's lanes whose every row is kept, newest first. */
+export function everyRowScan(targets: LogTarget[], lanes: readonly Lane[], window: TimeWindow): MergedScan {
+  const first = targets[0]!;
+  return { accountId: first.account.id, region: first.region, lanes, window, order: 'newest', columns: QUERY_COLUMNS };
 }
 
 function backendRow(r: LogQueryEventRow): BackendRow {

@@ -2,7 +2,7 @@ import { sql, type RawBuilder } from 'kysely';
 import type { StreamSelector } from '../../core/log-query/types.js';
 import type { Db, Executor } from '../db.js';
 import type { SliceSizer } from '../slices.js';
-import { cursorIn, readInSlices, type LaneStreams } from '../repositories/log-event-slices.js';
+import { cursorIn, readEveryRowInSlices, readInSlices, type LaneStreams } from '../repositories/log-event-slices.js';
 
 /** The rows one log stream reads: groups of one account and region, and which of their streams. */
 export interface StreamScope {
@@ -159,12 +159,26 @@ export async function readHistorySliced(
 ): Promise<StreamEventRow[]> {
   const { scope, window, after, ceiling, limit } = r;
   const streams = laneStreams(scope.streams);
+  const lanes = [...new Set(scope.logGroups)].map((group) => ({ group, streams }));
+  if (ceiling === undefined && streams.all) {
+    // Every row of every lane is kept (no tail, so no switch point to hold rows back): merged keyset pages, each
+    // lane an ordered scan of its group's index (at most 100 groups: ~110 parameters a page).
+    const scan = { accountId: scope.accountId, region: scope.region, lanes, window, order: 'oldest' as const };
+    const rows = await readEveryRowInSlices<StreamEventRow>(
+      async (query) => (await db.executeQuery(query)).rows,
+      { ...scan, columns: HISTORY_COLUMNS },
+      { after, limit },
+      sizer,
+      signal,
+    );
+    return rows.map(historyRow);
+  }
   const rows = await readInSlices<StreamEventRow>(
     async (query) => (await query.execute(db)).rows,
     {
       accountId: scope.accountId,
       region: scope.region,
-      lanes: [...new Set(scope.logGroups)].map((group) => ({ group, streams })),
+      lanes,
       window,
       order: 'oldest',
       keep: ceiling === undefined ? sql<boolean>`true` : notPendingFor(ceiling),

@@ -1,4 +1,5 @@
-import { sql, type RawBuilder } from 'kysely';
+import { CompiledQuery, sql, type RawBuilder } from 'kysely';
+import type { SqlBounds } from '../../core/filter-tree/index.js';
 import { rowsWanted, runSlices, shareBudget, type SliceSizer } from '../slices.js';
 
 /**
@@ -226,6 +227,67 @@ export function sliceResult<R>(rows: (R & MarkerColumns)[], lanes: number, wallM
   };
 }
 
+/** What the one-lane statement returns besides a row's own columns. */
+interface OneLaneColumns {
+  slice_kept: boolean;
+  slice_n: number;
+  slice_ms: number;
+}
+
+/**
+ * A slice of a scan of one lane: its next `budget` rows past `after` (an ordered index scan stopped by the limit),
+ * of which those the lane's streams and `keep` accept, and the last one scanned when the scan used its whole budget
+ * (it is where the next slice starts). No frontier to find among lanes: none of `laneSliceQuery`'s bookkeeping.
+ */
+export function oneLaneSliceQuery<R>(
+  s: LaneScan,
+  after: ScanKey | undefined,
+  budget: number,
+): RawBuilder<R & OneLaneColumns> {
+  const lane = s.lanes[0]!;
+  const dir = sql.raw(s.order === 'newest' ? 'desc' : 'asc');
+  const past = sql.raw(s.order === 'newest' ? '<' : '>');
+  const order = sql`timestamp ${dir}, event_id ${dir}`;
+  const scanned = [...new Set(['timestamp', 'event_id', ...s.columns])];
+  const streams = lane.streams.all
+    ? sql<boolean>`true`
+    : sql<boolean>`(log_stream = any(${lane.streams.names}::text[])
+        or exists (select 1 from unnest(${lane.streams.prefixes}::text[]) as p(prefix) where starts_with(log_stream, p.prefix)))`;
+  return sql<R & OneLaneColumns>`select ${sql.join(scanned.map((c) => sql.ref(c)))}, slice_kept, slice_n,
+      (extract(epoch from clock_timestamp() - transaction_timestamp()) * 1000)::float8 as slice_ms
+    from (
+      select ${sql.join(scanned.map((c) => sql.ref(c)))}, (${streams} and ${s.keep}) as slice_kept,
+        row_number() over (order by ${order}) as slice_n
+      from log_events
+      where cloud_account_id = ${s.accountId} and region = ${s.region} and log_group = ${lane.group}
+        ${lane.level === undefined ? sql`` : sql`and level = ${lane.level}`}
+        and timestamp >= ${s.window.startMs} and timestamp <= ${s.window.endMs}
+        ${after === undefined ? sql`` : sql`and (timestamp, event_id) ${past} (${after.ts}, ${after.id})`}
+      order by ${order} limit ${budget}
+    ) as scanned
+    where slice_kept or slice_n = ${budget}
+    order by slice_n`;
+}
+
+/** The rows of `oneLaneSliceQuery`'s statement as a slice: at most `limit` kept rows. */
+function oneLaneResult<R>(raw: (R & OneLaneColumns)[], budget: number, limit: number): SliceResult<R> {
+  const rows: R[] = [];
+  for (const r of raw) if (r.slice_kept && rows.length < limit) rows.push(r);
+  const last = raw[raw.length - 1] as (R & OneLaneColumns & { timestamp: number; event_id: string }) | undefined;
+  const scanned = last === undefined ? 0 : Number(last.slice_n);
+  const ms = raw.reduce((m, r) => Math.max(m, Number(r.slice_ms)), 0);
+  return {
+    rows,
+    // The whole budget scanned: the rows past the last one are for the next slice. Otherwise the window is done.
+    ...(last !== undefined && scanned === budget
+      ? { frontier: { ts: Number(last.timestamp), id: last.event_id } }
+      : {}),
+    scanned,
+    reached: [scanned],
+    ms,
+  };
+}
+
 /** Runs one slice statement: the rows it returned. */
 export type SliceExecutor = <R>(query: RawBuilder<R>) => Promise<R[]>;
 
@@ -254,8 +316,14 @@ export async function readInSlices<R>(
     const remaining = read.limit - rows.length;
     const budgets = shareBudget(Math.min(budget, rowsWanted(remaining, rows.length, scannedTotal, lanes)), weights);
     const started = performance.now();
-    const raw = await exec(laneSliceQuery<R>({ ...scan, after, budgets, limit: remaining }));
-    const slice = sliceResult<R>(raw, lanes, performance.now() - started);
+    const slice =
+      lanes === 1
+        ? oneLaneResult<R>(await exec(oneLaneSliceQuery<R>(scan, after, budgets[0]!)), budgets[0]!, remaining)
+        : sliceResult<R>(
+            await exec(laneSliceQuery<R>({ ...scan, after, budgets, limit: remaining })),
+            lanes,
+            performance.now() - started,
+          );
     for (const row of slice.rows) rows.push(row);
     scannedTotal += slice.scanned;
     weights = slice.reached.map((n) => n + 1);
@@ -308,4 +376,76 @@ export async function countInSlices(
     };
   });
   return [...counts.values()];
+}
+
+/** A scan whose every row is kept (every stream of each lane, no condition): merged keyset pages read it. */
+export type MergedScan = Omit<LaneScan, 'keep' | 'lanes'> & { lanes: readonly Lane[] };
+
+/**
+ * The rows of `scan` past `after`, at most `limit`, in the scan's order: a keyset page of each lane (an ordered
+ * index scan of the group-time or group-level-time index) merged by the database (a Merge Append under the limit:
+ * it reads about `limit` rows in all, plus one a lane, and sorts nothing). The lanes share their parameters by
+ * position, so a page over 300 lanes carries about 300 parameters. Each lane must cover every stream of its group.
+ */
+export function mergedPage<R>(scan: MergedScan, after: ScanKey | undefined, limit: number): CompiledQuery<R> {
+  if (scan.lanes.some((l) => !l.streams.all)) throw new Error('mergedPage: a lane of some streams only');
+  const dir = scan.order === 'newest' ? 'desc' : 'asc';
+  const past = scan.order === 'newest' ? '<' : '>';
+  const columns = scan.columns.join(', ');
+  const order = `order by timestamp ${dir}, event_id ${dir}`;
+  // $1 account, $2 region, $3..$4 the window, $5 the limit, $6..$7 the cursor; then a group or a level each.
+  const parameters: unknown[] = [scan.accountId, scan.region, scan.window.startMs, scan.window.endMs, limit];
+  if (after !== undefined) parameters.push(after.ts, after.id);
+  const param = (value: string): string => {
+    parameters.push(value);
+    return `$${parameters.length}`;
+  };
+  const cursor = after === undefined ? '' : ` and (timestamp, event_id) ${past} ($6, $7)`;
+  const branches = scan.lanes.map((lane) => {
+    const level = lane.level === undefined ? '' : ` and level = ${param(lane.level)}`;
+    return (
+      `select ${columns} from log_events where cloud_account_id = $1 and region = $2 and log_group = ` +
+      `${param(lane.group)}${level} and timestamp >= $3 and timestamp <= $4${cursor} ${order} limit $5`
+    );
+  });
+  const text =
+    branches.length === 1
+      ? branches[0]!
+      : `select ${columns} from ((${branches.join(') union all (')})) as lanes ${order} limit $5`;
+  return CompiledQuery.raw(text, parameters) as CompiledQuery<R>;
+}
+
+/** Whether the widest page of `scan` stays within `bounds` (parameters and SQL text). */
+export function mergedPageFits(scan: MergedScan, bounds: SqlBounds): boolean {
+  const widest = mergedPage(scan, { ts: 0, id: '' }, 1);
+  return widest.parameters.length <= bounds.maxParams && widest.sql.length <= bounds.maxBytes;
+}
+
+/**
+ * `readInSlices` for a scan whose every row is kept: each slice is one merged page (`mergedPage`) of the sizer's
+ * budget, timed by the caller's clock, with none of the frontier bookkeeping a condition needs; the last row of a
+ * page is where the next starts.
+ */
+export async function readEveryRowInSlices<R extends { timestamp: number; event_id: string }>(
+  run: (query: CompiledQuery<R>) => Promise<R[]>,
+  scan: MergedScan,
+  read: { after?: ScanKey | undefined; limit: number },
+  sizer: SliceSizer,
+  signal?: AbortSignal,
+): Promise<R[]> {
+  const rows: R[] = [];
+  const start = cursorIn(read.after, scan.window, scan.order);
+  if (scan.lanes.length === 0 || read.limit <= 0 || start === 'past-window') return rows;
+  let after = start;
+  await runSlices(sizer, signal, async (budget) => {
+    const asked = Math.min(budget, read.limit - rows.length);
+    const started = performance.now();
+    const page = await run(mergedPage<R>(scan, after, asked));
+    const ms = performance.now() - started;
+    for (const row of page) rows.push(row);
+    const last = page[page.length - 1];
+    after = last === undefined ? after : { ts: Number(last.timestamp), id: last.event_id };
+    return { done: page.length < asked || rows.length >= read.limit, budget, scanned: page.length, ms };
+  });
+  return rows;
 }

@@ -4,8 +4,9 @@ import type { BucketCount } from '../../../core/log-query/histogram.js';
 import { LEVELS, type Level } from '../../../core/log-level.js';
 import { byAccountAndRegion, type LogTarget } from '../../../core/log-query/types.js';
 import type { Db } from '../../../store/db.js';
+import { mergedPage } from '../../../store/repositories/log-event-slices.js';
 import {
-  everyRowPage,
+  everyRowScan,
   keepsEveryRow,
   logQueryStatement,
   queryLanes,
@@ -57,10 +58,8 @@ export class LocalLogBackend implements LogBackend {
    */
   statement(request: Omit<FetchRequest, 'signal'>): CompiledQuery<LogQueryEventRow> {
     const lanes = queryLanes(request.targets, request.filter);
-    if (keepsEveryRow(lanes, request.filter)) {
-      const first = request.targets[0]!;
-      return everyRowPage(first.account, first.region, lanes, request.window, undefined, request.limit);
-    }
+    if (keepsEveryRow(lanes, request.filter))
+      return mergedPage(everyRowScan(request.targets, lanes, request.window), undefined, request.limit);
     return logQueryStatement(this.db, request, this.bounds);
   }
 
