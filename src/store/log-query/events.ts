@@ -10,7 +10,7 @@ import {
 import type { Level } from '../../core/log-level.js';
 import type { BackendRow, LogTarget, TimeWindow } from '../../core/log-query/types.js';
 import type { Executor } from '../db.js';
-import { DEFAULT_SLICE_ROWS, runSlices, SHORT_COLUMNS_FIRST_SLICE, SliceSizer, type SliceSizing } from '../slices.js';
+import { DEFAULT_SLICE_ROWS, SHORT_COLUMNS_FIRST_SLICE, SliceSizer, type SliceSizing } from '../slices.js';
 import type { StatementRunner } from '../statement-runner.js';
 import {
   laneSliceQuery,
@@ -20,7 +20,6 @@ import {
   type MergedScan,
   type Lane,
   type LaneScan,
-  type ScanKey,
 } from '../repositories/log-event-slices.js';
 
 /** One statement of the log query: sources of one account and region (a backend unit). */
