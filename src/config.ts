@@ -36,7 +36,9 @@ export const ConfigSchema = Type.Object({
   }),
   LOG_LEVEL: literalUnion(SERVER_LOG_LEVELS, {
     default: 'info',
-    description: "Level of Berth's own log (JSON lines on standard output).",
+    description:
+      "Level of Berth's own log (JSON lines on standard output). At `info`, one access-log line per request, when it " +
+      'completes; at `debug`, also one when it arrives.',
   }),
   BODY_LIMIT_BYTES: Int(1024, 64 * 1024 * 1024, 1024 * 1024, 'Largest request body accepted; a larger one is 413.'),
   SHUTDOWN_TIMEOUT_MS: Int(
