@@ -238,30 +238,33 @@ describe('response headers', () => {
   });
 });
 
+/** What Berth logs at `level` while `send` makes its requests to a server of its own. */
+async function logOf(level: string, send: (url: string) => Promise<void>): Promise<string> {
+  let log = '';
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      log += chunk.toString();
+      done();
+    },
+  });
+  const app = await buildApp({ config: t.config, services: t.services, logger: { ...loggerOptions(level), stream } });
+  try {
+    await send(await app.listen({ port: 0, host: '127.0.0.1' }));
+  } finally {
+    await app.close();
+  }
+  return log;
+}
+
 describe('the request log', () => {
   it('holds no token, whether in the query string or the Authorization header', async () => {
-    let log = '';
-    const stream = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        log += chunk.toString();
-        done();
-      },
-    });
-    const app = await buildApp({
-      config: t.config,
-      services: t.services,
-      logger: { ...loggerOptions('trace'), stream },
-    });
-    try {
-      const url = await app.listen({ port: 0, host: '127.0.0.1' });
+    const log = await logOf('trace', async (url) => {
       await fetch(`${url}/healthz?access_token=berth_secret123&keep=visible&API_KEY=k-secret-456&Token=t-secret-789`);
       await fetch(`${url}/module-categories?apikey=ak-secret-000`, {
         headers: { authorization: `Bearer ${TOKENS.owner}` },
       });
       await fetch(`${url}/nope?key=nf-secret-111`, { headers: { authorization: `Bearer ${TOKENS.admin}` } });
-    } finally {
-      await app.close();
-    }
+    });
     // At debug and below the arrival is logged too; the completion line carries the request (AccessLog).
     expect(log).toContain('incoming request');
     const completed = log.split('\n').filter((line) => line.includes('request completed'));
@@ -286,25 +289,10 @@ describe('the request log', () => {
 
 describe('the access log at LOG_LEVEL=info', () => {
   it('writes one line per request, when it completes, with its method, URL, status and time', async () => {
-    let log = '';
-    const stream = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        log += chunk.toString();
-        done();
-      },
-    });
-    const app = await buildApp({
-      config: t.config,
-      services: t.services,
-      logger: { ...loggerOptions('info'), stream },
-    });
-    try {
-      const url = await app.listen({ port: 0, host: '127.0.0.1' });
+    const log = await logOf('info', async (url) => {
       await fetch(`${url}/healthz`);
       await fetch(`${url}/nope`);
-    } finally {
-      await app.close();
-    }
+    });
     const lines = log
       .split('\n')
       .filter((line) => line.includes('"requestId"'))
