@@ -3,7 +3,7 @@ import { IDENTITY_PROVIDERS, type IdentityProvider } from '../core/enums.js';
 import { appError } from '../core/errors.js';
 import type { Db } from '../store/db.js';
 import { findPermittedIdentityProviders } from '../store/repositories/identity-providers.js';
-import { CachedLookup } from './caches/cached-lookup.js';
+import { CachedLookup, NOT_IN_MEMORY } from './caches/cached-lookup.js';
 import type { CacheInvalidation } from './caches/invalidation.js';
 import { type CacheOptions, FOUND_TTL_MS } from './caches/options.js';
 
@@ -38,8 +38,18 @@ export class OrganizationService {
    */
   async permittedIdentityProviders(caller: Caller, organizationId: string): Promise<IdentityProvider[]> {
     if (!canRead(caller, organizationId)) throw appError('auth:permission:denied');
-    const providers = await this.#providers.get(organizationId);
-    if (providers === undefined) throw appError('auth:permission:denied');
-    return [...providers];
+    return answerOf(await this.#providers.get(organizationId));
   }
+
+  /** `permittedIdentityProviders` answered from memory, without a promise; `NOT_IN_MEMORY` when only the database can tell. */
+  knownPermittedIdentityProviders(caller: Caller, organizationId: string): IdentityProvider[] | typeof NOT_IN_MEMORY {
+    if (!canRead(caller, organizationId)) throw appError('auth:permission:denied');
+    const known = this.#providers.peek(organizationId);
+    return known === NOT_IN_MEMORY ? NOT_IN_MEMORY : answerOf(known);
+  }
+}
+
+function answerOf(providers: readonly IdentityProvider[] | undefined): IdentityProvider[] {
+  if (providers === undefined) throw appError('auth:permission:denied');
+  return [...providers];
 }

@@ -100,12 +100,13 @@ export function installMetrics(
     registers: [registry],
   });
 
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const schema = request.routeOptions.schema as { operationId?: string } | undefined;
     const operation = schema?.operationId ?? (request.routeOptions.url ? 'unknown' : 'not-found');
     const status = String(reply.statusCode);
     duration.observe({ operation, method: request.method, status }, reply.elapsedTime / 1000);
     if (reply.statusCode >= 400) errors.inc({ operation, status });
+    done();
   });
 
   const viewOf = metricsAccess(access.metricsToken);

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { CachedLookup, type CachedLookupOptions } from '../../../src/services/caches/cached-lookup.js';
+import { CachedLookup, type CachedLookupOptions, NOT_IN_MEMORY } from '../../../src/services/caches/cached-lookup.js';
 import { CacheInvalidation } from '../../../src/services/caches/invalidation.js';
 import { FakeChangeFeed } from './fake-change-feed.js';
 
@@ -109,6 +109,26 @@ describe('CachedLookup', () => {
     expect(await cache.get('a')).toBe('A3');
     expect(await cache.get('a')).toBe('A3');
     expect(w.reads).toEqual(['a', 'a', 'a', 'a']);
+  });
+
+  it('peek answers only what memory holds: a value, a known miss, or NOT_IN_MEMORY (never a stale value)', async () => {
+    const w = world();
+    const cache = w.lookup();
+    expect(cache.peek('a')).toBe(NOT_IN_MEMORY);
+    expect(cache.peek('zz')).toBe(NOT_IN_MEMORY);
+    await cache.get('a');
+    await cache.get('zz');
+    expect(cache.peek('a')).toBe('A1');
+    expect(cache.peek('zz')).toBeUndefined();
+    expect(w.reads).toEqual(['a', 'zz']);
+    w.rows.set('a', 'A2');
+    w.feed.changed('things');
+    expect(cache.peek('a')).toBe(NOT_IN_MEMORY);
+    await cache.get('a');
+    expect(cache.peek('a')).toBe('A2');
+    w.feed.lose();
+    expect(cache.peek('a')).toBe(NOT_IN_MEMORY);
+    expect(w.reads).toEqual(['a', 'zz', 'a']);
   });
 
   it('does not keep a read that started before the feed dropped and came back', async () => {
