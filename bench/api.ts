@@ -3,7 +3,9 @@
  * LOG_LEVEL=info, on PGlite and PostgreSQL, against (a) Berth's own `/healthz` in the same process
  * (target ≥ 0.8) and (b) a bare node:http server making the same header check and sending the same
  * bytes (reported); and Berth's `/healthz` against a bare node:http server answering the same status, headers and
- * bytes (target ≥ 0.6: the per-request floor of the framework and Berth's hooks). Load: autocannon, 50
+ * bytes (target ≥ 0.6: the per-request floor of the framework and Berth's hooks); and, reported, a bare Fastify app
+ * (its logger at info, no plugin, no hook) answering the same bytes, against the same bare server: the part of
+ * that floor that is the framework's own. Load: autocannon, 50
  * connections, from its own process; median of three runs.
  */
 import { startBareServer } from './lib/bare-server.js';
@@ -65,11 +67,19 @@ async function measure(kind: DatabaseKind): Promise<BenchResult['rows']> {
       healthAnswer.headers.forEach((value, key) => {
         if (!HOP_HEADERS.has(key)) healthHeaders[key] = value;
       });
+      const healthBody = await healthAnswer.text();
       const bareHealth = await startBareServer({
         path: '/healthz',
         status: healthAnswer.status,
         headers: healthHeaders,
-        body: await healthAnswer.text(),
+        body: healthBody,
+      });
+      const fastifyHealth = await startBareServer({
+        path: '/healthz',
+        status: healthAnswer.status,
+        headers: healthHeaders,
+        body: healthBody,
+        framework: 'fastify',
       });
       try {
         progress(NAME, `${kind}: Berth pid ${berth.pid} at ${berth.url}, bare server at ${bare.url}`);
@@ -78,8 +88,9 @@ async function measure(kind: DatabaseKind): Promise<BenchResult['rows']> {
           { label: 'Berth /healthz', run: load(berth.url, '/healthz') },
           { label: 'bare node:http', run: load(bare.url, PATH, AUTH) },
           { label: 'bare node:http /healthz', run: load(bareHealth.url, '/healthz') },
+          { label: 'bare Fastify /healthz', run: load(fastifyHealth.url, '/healthz') },
         ];
-        const [api, health, floor, healthFloor] = await interleaved(`${NAME} ${kind}`, contenders);
+        const [api, health, floor, healthFloor, fastifyFloor] = await interleaved(`${NAME} ${kind}`, contenders);
         const figure = (label: string, f: RunFigures) => ({ label, value: f.rate, median: f.p50, p99: f.p99 });
         const row = {
           ...figure('GET permitted-identity-providers (valid token, LOG_LEVEL=info)', api!),
@@ -98,10 +109,18 @@ async function measure(kind: DatabaseKind): Promise<BenchResult['rows']> {
             },
             0.6,
           ),
+          // The framework's own share of the floor: Fastify and its logger alone, against the same bare server.
+          reported({
+            ...figure('bare Fastify /healthz (pino at info, no plugin, no hook)', fastifyFloor!),
+            database: kind,
+            unit: 'req/s' as const,
+            baseline: figure('bare node:http, same status, headers and bytes', healthFloor!),
+          }),
         ];
       } finally {
         await bare.close();
         await bareHealth.close();
+        await fastifyHealth.close();
       }
     } finally {
       await berth.stop();

@@ -1,5 +1,6 @@
 import { fork } from 'node:child_process';
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
 import { fileURLToPath } from 'node:url';
 
@@ -15,6 +16,11 @@ export interface BareResponse {
   status: number;
   headers: Record<string, string>;
   body: string;
+  /**
+   * `fastify`: the same answer from a Fastify app with no plugin and no hook, and its pino logger at `info`
+   * writing Fastify's two default lines per request to /dev/null: the framework's own floor, under Berth's.
+   */
+  framework?: 'node:http' | 'fastify';
 }
 
 export interface BareServer {
@@ -59,6 +65,10 @@ function serve(response: BareResponse): void {
     if (!match?.[1]) return false;
     return timingSafeEqual(createHash('sha256').update(match[1], 'utf8').digest(), expected);
   };
+  if (response.framework === 'fastify') {
+    void serveWithFastify(response, headers, body, authorized);
+    return;
+  }
   const server = createServer((req, res) => {
     if (req.url !== response.path || !authorized(req)) {
       res.writeHead(401, { 'content-type': 'application/json' }).end('{"code":"auth:token:invalid"}');
@@ -69,6 +79,25 @@ function serve(response: BareResponse): void {
   server.keepAliveTimeout = 72_000;
   server.listen(0, '127.0.0.1', () => process.send!({ port: (server.address() as { port: number }).port }));
   process.once('SIGTERM', () => server.close(() => process.exit(0)).closeAllConnections());
+}
+
+async function serveWithFastify(
+  response: BareResponse,
+  headers: Record<string, string>,
+  body: Buffer,
+  authorized: (req: IncomingMessage) => boolean,
+): Promise<void> {
+  const { default: Fastify } = await import('fastify');
+  const app = Fastify({ logger: { level: 'info', stream: createWriteStream('/dev/null') } });
+  const { 'content-length': _length, ...rest } = headers;
+  app.get(response.path, (request, reply) => {
+    if (!authorized(request.raw)) return reply.code(401).send({ code: 'auth:token:invalid' });
+    return reply.code(response.status).headers(rest).send(body);
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  app.server.keepAliveTimeout = 72_000;
+  process.send!({ port: (app.server.address() as { port: number }).port });
+  process.once('SIGTERM', () => void app.close().then(() => process.exit(0)));
 }
 
 if (process.argv.includes('--serve')) process.once('message', (m: BareResponse) => serve(m));

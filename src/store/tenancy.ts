@@ -1,4 +1,5 @@
 import type { Executor } from './db.js';
+import { moduleInstanceIdsOfEnvironment } from './repositories/module-instances.js';
 
 /**
  * Which organization owns an object: the one place that joins objects to their organization
@@ -28,6 +29,8 @@ export interface Tenancy {
   moduleInstance(id: string): Promise<string | undefined>;
   /** `moduleInstance` for many ids in one query: the ids that exist, each with its organization. */
   moduleInstances(ids: readonly string[]): Promise<Map<string, string>>;
+  /** The ids of an environment's module instances (none for an unknown environment). */
+  instancesOfEnvironment(environmentId: string): Promise<readonly string[]>;
   certificate(id: string): Promise<string | undefined>;
   cloudAccount(id: string): Promise<string | undefined>;
   deploymentResource(id: string): Promise<string | undefined>;
@@ -58,6 +61,7 @@ export function storeTenancy(db: Executor): Tenancy {
         .execute();
       return new Map(rows.map((r) => [r.module_instance_id, r.organization_id]));
     },
+    instancesOfEnvironment: (environmentId) => moduleInstanceIdsOfEnvironment(db, environmentId),
     certificate: async (id) =>
       (
         await db

@@ -10,9 +10,6 @@ export type LogSourceCatalog = (moduleInstanceIds: readonly string[], kind: stri
 /** What a module instance's sources are read through: a write to any of these flushes the cache. */
 const TABLES = ['log_sources', 'cloud_accounts', 'module_instances', 'environments', 'projects'];
 
-/** Selections of at most this many instances go through the per-instance cache; larger ones are one query. */
-const BATCH_THROUGH_CACHE = 16;
-
 /**
  * Every log query reads its instances' log sources (a join through the tenancy rule, the second costliest
  * statement of the load test on PGlite): answered from memory per instance while the change feed listens, flushed
@@ -36,8 +33,15 @@ export function cachedLogSources(
   });
   return async (moduleInstanceIds, kind) => {
     const unique = [...new Set(moduleInstanceIds)].sort();
-    if (unique.length > BATCH_THROUGH_CACHE) return listLogSourcesOfInstances(db, unique, kind);
-    const each = await Promise.all(unique.map(async (id) => (await perInstance.get(`${kind}\u0000${id}`)) ?? []));
-    return each.flat();
+    const keys = unique.map((id) => `${kind}\u0000${id}`);
+    const byKey = await perInstance.getMany(keys, async (misses) => {
+      const ids = misses.map((key) => key.slice(key.indexOf('\u0000') + 1));
+      // Every instance asked has an answer, an instance without sources an empty one.
+      const found = new Map<string, LogSourceWithAccount[]>(ids.map((id) => [`${kind}\u0000${id}`, []]));
+      for (const source of await listLogSourcesOfInstances(db, ids, kind))
+        found.get(`${kind}\u0000${source.moduleInstanceId}`)?.push(source);
+      return found;
+    });
+    return keys.flatMap((key) => byKey.get(key) ?? []);
   };
 }

@@ -4,6 +4,9 @@ import type { CacheInvalidation, Invalidatable } from './invalidation.js';
 /** `CachedLookup.peek`'s answer when memory cannot answer. */
 export const NOT_IN_MEMORY: unique symbol = Symbol('not in memory');
 
+/** `getMany` reads at most this many misses one key at a time; more are one `loadMany`. */
+const MANY_THROUGH_GET = 16;
+
 export interface CachedLookupOptions<V> {
   /** Tables whose every write may change an answer: any write to one of them flushes the cache. */
   tables: readonly string[];
@@ -65,6 +68,44 @@ export class CachedLookup<V extends {}> implements Invalidatable {
     if (hit !== undefined) return hit;
     if (this.#missing?.get(key) === true) return undefined;
     return NOT_IN_MEMORY;
+  }
+
+  /**
+   * `get` for many keys at once: what memory holds is answered from it; a few misses go through `get`, more than
+   * `MANY_THROUGH_GET` are read by one `loadMany` (which answers the keys that have a value; the others have none)
+   * and kept under the same rule as a single load. The answer has the keys that have a value.
+   */
+  async getMany(
+    keys: readonly string[],
+    loadMany: (keys: string[]) => Promise<Map<string, V>>,
+  ): Promise<Map<string, V>> {
+    const out = new Map<string, V>();
+    const misses: string[] = [];
+    for (const key of new Set(keys)) {
+      const known = this.peek(key);
+      if (known === NOT_IN_MEMORY) misses.push(key);
+      else if (known !== undefined) out.set(key, known);
+    }
+    if (misses.length === 0) return out;
+    if (misses.length <= MANY_THROUGH_GET) {
+      const values = await Promise.all(misses.map((key) => this.get(key)));
+      misses.forEach((key, i) => {
+        const value = values[i];
+        if (value !== undefined) out.set(key, value);
+      });
+      return out;
+    }
+    const generation = this.#generation;
+    const loaded = await loadMany(misses);
+    const keep = generation === this.#generation && this.invalidation.active;
+    for (const key of misses) {
+      const value = loaded.get(key);
+      if (value !== undefined) out.set(key, value);
+      if (!keep) continue;
+      if (value !== undefined) this.#found?.set(key, value);
+      else this.#missing?.set(key, true);
+    }
+    return out;
   }
 
   flush(): void {

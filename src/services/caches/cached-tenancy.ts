@@ -11,9 +11,6 @@ const INSTANCES = ['module_instances', ...ENVIRONMENTS];
 // so their answers also depend on the account's owner.
 const THROUGH_ACCOUNTS = ['cloud_accounts', ...INSTANCES];
 
-/** Batches of at most this many ids go through the per-id cache; larger ones are one query, not cached. */
-const BATCH_THROUGH_CACHE = 16;
-
 /**
  * The tenancy lookups answered from memory while the change feed listens. Every answer is the store's
  * own (`storeTenancy`): the cache only decides whether to ask again, and it is flushed by every write
@@ -31,6 +28,13 @@ export function cachedTenancy(store: Tenancy, invalidation: CacheInvalidation, o
   const project = lookup(OWNERS, (id) => store.project(id));
   const environment = lookup(ENVIRONMENTS, (id) => store.environment(id));
   const moduleInstance = lookup(INSTANCES, (id) => store.moduleInstance(id));
+  const instancesOfEnvironment = new CachedLookup<readonly string[]>(invalidation, {
+    tables: INSTANCES,
+    maxEntries: options.maxEntries,
+    ttlMs: FOUND_TTL_MS,
+    missingTtlMs: 0,
+    load: (id) => store.instancesOfEnvironment(id),
+  });
   const certificate = lookup(['certificates', ...INSTANCES], (id) => store.certificate(id));
   const cloudAccount = lookup(['cloud_accounts'], (id) => store.cloudAccount(id));
   const deploymentResource = lookup(['deployment_resources', ...THROUGH_ACCOUNTS], (id) =>
@@ -41,17 +45,8 @@ export function cachedTenancy(store: Tenancy, invalidation: CacheInvalidation, o
     project: (id) => project.get(id),
     environment: (id) => environment.get(id),
     moduleInstance: (id) => moduleInstance.get(id),
-    moduleInstances: async (ids) => {
-      if (ids.length > BATCH_THROUGH_CACHE) return store.moduleInstances(ids);
-      const out = new Map<string, string>();
-      const unique = [...new Set(ids)];
-      const owners = await Promise.all(unique.map((id) => moduleInstance.get(id)));
-      unique.forEach((id, i) => {
-        const owner = owners[i];
-        if (owner !== undefined) out.set(id, owner);
-      });
-      return out;
-    },
+    moduleInstances: (ids) => moduleInstance.getMany(ids, (misses) => store.moduleInstances(misses)),
+    instancesOfEnvironment: (id) => instancesOfEnvironment.get(id).then((ids) => ids ?? []),
     certificate: (id) => certificate.get(id),
     cloudAccount: (id) => cloudAccount.get(id),
     deploymentResource: (id) => deploymentResource.get(id),

@@ -3,7 +3,6 @@ import { appError } from '../../core/errors.js';
 import type { LogTarget, StreamSelector } from '../../core/log-query/types.js';
 import type { Db } from '../../store/db.js';
 import { listLogSourcesOfInstances } from '../../store/repositories/log-sources.js';
-import { moduleInstanceIdsOfEnvironment } from '../../store/repositories/module-instances.js';
 import { storeTenancy, type Tenancy } from '../../store/tenancy.js';
 import type { LogSourceCatalog } from '../caches/cached-log-sources.js';
 
@@ -68,7 +67,7 @@ export async function resolveInstanceTargets(
     if (organizationId === undefined || !canRead(caller, organizationId)) {
       throw appError('logs:environment:not-found', { metadata: { environmentId: s.environmentId } });
     }
-    envIds = new Set(await moduleInstanceIdsOfEnvironment(db, s.environmentId));
+    envIds = new Set(await tenancy.instancesOfEnvironment(s.environmentId));
     if (s.moduleInstanceIds !== undefined && s.moduleInstanceIds.length > 0) {
       for (const id of s.moduleInstanceIds) {
         if (!envIds.has(id)) {

@@ -131,6 +131,43 @@ describe('CachedLookup', () => {
     expect(w.reads).toEqual(['a', 'zz', 'a']);
   });
 
+  it('getMany: memory first, a few misses one by one, many misses in one load that is kept unless a change came meanwhile', async () => {
+    const w = world();
+    for (let i = 0; i < 40; i++) w.rows.set(`k${i}`, `V${i}`);
+    const cache = w.lookup();
+    const batches: string[][] = [];
+    let hold: Promise<void> | undefined;
+    const loadMany = async (keys: string[]) => {
+      batches.push(keys);
+      await hold;
+      return new Map(keys.flatMap((k) => (w.rows.has(k) ? [[k, w.rows.get(k)!] as const] : [])));
+    };
+    const keys = [...Array.from({ length: 30 }, (_, i) => `k${i}`), 'nope', 'k0'];
+    const first = await cache.getMany(keys, loadMany);
+    expect(first.size).toBe(30);
+    expect(first.get('k7')).toBe('V7');
+    expect(first.has('nope')).toBe(false);
+    expect(batches).toEqual([[...Array.from({ length: 30 }, (_, i) => `k${i}`), 'nope']]);
+    expect(w.reads).toEqual([]);
+    // All in memory now (the unknown key as a known miss): no load at all.
+    expect((await cache.getMany(keys, loadMany)).size).toBe(30);
+    expect(batches).toHaveLength(1);
+    expect(cache.peek('nope')).toBeUndefined();
+    // Two misses: through get, one read each.
+    expect((await cache.getMany(['k1', 'k30', 'k31'], loadMany)).size).toBe(3);
+    expect(w.reads).toEqual(['k30', 'k31']);
+    // A change that arrives while a batch is being read: the batch answers, but nothing of it is kept.
+    w.feed.changed('things');
+    let release!: () => void;
+    hold = new Promise<void>((resolve) => (release = resolve));
+    const pending = cache.getMany(keys, loadMany);
+    await sleep(5);
+    w.feed.changed('things');
+    release();
+    expect((await pending).size).toBe(30);
+    expect(cache.peek('k3')).toBe(NOT_IN_MEMORY);
+  });
+
   it('does not keep a read that started before the feed dropped and came back', async () => {
     const w = world();
     let release!: () => void;
