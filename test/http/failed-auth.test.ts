@@ -56,10 +56,12 @@ describe('failed authentications from one address', () => {
       expect(authenticate).not.toHaveBeenCalled();
       expect(knownCaller).not.toHaveBeenCalled();
 
-      // The known token keeps working (another tenant behind the same NAT), resolved once, from memory here.
+      // The known token keeps working (another tenant behind the same NAT): asked of memory once, and of the
+      // database at most once (when memory cannot answer).
       const known = await t.request('GET', CHEAP, { token: TOKENS.viewer });
       expect(known.status).toBe(200);
-      expect(authenticate.mock.calls.length + knownCaller.mock.calls.length).toBe(1);
+      expect(knownCaller).toHaveBeenCalledTimes(1);
+      expect(authenticate.mock.calls.length).toBeLessThanOrEqual(1);
     } finally {
       authenticate.mockRestore();
       knownCaller.mockRestore();
