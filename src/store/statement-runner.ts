@@ -56,7 +56,7 @@ export function postgresRunner(pool: ConnectionSource): StatementRunner {
 }
 
 /** Prepared statements each connection keeps at most; the least recently used is deallocated past this. */
-export const PREPARED_PER_CONNECTION = 32;
+export const PREPARED_PER_CONNECTION = 16;
 
 /**
  * The statements of heavy reads run as named prepared statements. A slice statement is run again and again with
