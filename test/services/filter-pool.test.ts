@@ -61,7 +61,9 @@ describe('filter pool', () => {
     const error = await run.keep([{ message: 'ab' }, { message: abText(250_000) }]).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(FilterBudgetError);
     expect((error as FilterBudgetError).predicted).toBe(true);
-    expect(performance.now() - started).toBeLessThan(250);
+    // Refused before running: predicted, and no run stopped (stats below). The clock only catches a hang: on a
+    // loaded two-core machine sending the 250 KB message to the thread alone took 270 ms once.
+    expect(performance.now() - started).toBeLessThan(1_000);
     expect(tight.stats.refused).toBe(refused + 1);
     expect(tight.stats.stopped).toBe(stopped);
   });
