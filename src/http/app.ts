@@ -10,6 +10,7 @@ import { compileTrustProxy } from '../core/client-address.js';
 import { appError } from '../core/errors.js';
 import type { Services } from '../services/index.js';
 import { authHook, settleWritesHook } from './plugins/auth.js';
+import { lingeringClose } from './plugins/lingering-close.js';
 import { AccessLog } from './log-serializers.js';
 import {
   answerClientError,
@@ -52,22 +53,6 @@ export interface AppDeps {
 }
 
 const INCOMING_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
-/** How long a closing connection keeps reading what the client still sends after the answer. */
-const LINGER_MS = 2_000;
-
-function lingeringClose(this: Socket): void {
-  if (this.writable) this.end();
-  const close = () => this.destroy();
-  if (this.readableEnded || this.destroyed) {
-    if (this.writableFinished) close();
-    else this.once('finish', close);
-    return;
-  }
-  const timer = setTimeout(close, LINGER_MS).unref();
-  this.once('end', close);
-  this.once('close', () => clearTimeout(timer));
-}
 
 /** Where `npm run build` leaves the log explorer: dist/ui beside this package's code, unless UI_DIR says otherwise. */
 function uiDirOf(config: Config): string {

@@ -125,6 +125,29 @@ describe("requests refused by Node's HTTP parser", () => {
     expectRawError(res, 431, 'http:request:headers-too-large');
   });
 
+  it('answer a client still sending an overlong request line with 431, then keep reading it: no reset', async () => {
+    // Refused at 16 KiB while more of the line is on its way: a socket closed at once answers what arrives next with
+    // a reset, and a client that had not read the 431 yet loses it (found by the fuzzing under load). The
+    // connection closes lingering instead: our side ends, and what the client still sends is read and dropped.
+    const client = connect({ port: port(), host: '127.0.0.1', allowHalfOpen: true });
+    const errors: Error[] = [];
+    client.on('error', (error) => errors.push(error));
+    const chunks: Buffer[] = [];
+    client.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const ended = new Promise<void>((resolve) => client.once('end', () => resolve()));
+    client.write(`GET /auth/sign-in/${'%00'.repeat(10_000)}`);
+    await ended;
+    expectRawError(parseResponse(Buffer.concat(chunks).toString('latin1')), 431, 'http:request:headers-too-large');
+    for (let i = 0; i < 8; i++) {
+      client.write('%00'.repeat(20_000));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const closed = new Promise<void>((resolve) => client.once('close', () => resolve()));
+    client.end(' HTTP/1.1\r\nHost: x\r\n\r\n');
+    await closed;
+    expect(errors.map((e) => (e as NodeJS.ErrnoException).code)).toEqual([]);
+  });
+
   it('answer broken framing and invalid bytes with 400 and the error object', async () => {
     const auth = `Authorization: Bearer ${TOKENS.owner}\r\nContent-Type: application/json\r\n`;
     const cases: Record<string, string> = {

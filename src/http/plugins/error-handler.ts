@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
+import { lingeringClose } from './lingering-close.js';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import { AppError, appError, databaseUnavailable, renderError, type ErrorCode } from '../../core/errors.js';
@@ -124,13 +125,22 @@ const CLIENT_ERROR_CODES: Record<string, ErrorCode> = {
  * framing, timeouts) never becomes a request, so the error object is written on the socket here.
  */
 export function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  // While the connection lingers, what the client still sends reaches the failed parser, which reports it again.
+  if (lingering.has(socket)) return;
   // A response already under way on this socket cannot be followed by another one.
   const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-  if (error.code !== 'ECONNRESET' && socket.writable && inFlight?.headersSent !== true) {
-    socket.write(rawErrorResponse(appError(CLIENT_ERROR_CODES[error.code ?? ''] ?? 'http:request:malformed')));
+  if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent === true) {
+    socket.destroy();
+    return;
   }
-  socket.destroy();
+  socket.write(rawErrorResponse(appError(CLIENT_ERROR_CODES[error.code ?? ''] ?? 'http:request:malformed')));
+  // A client still sending (an 800 KB request line refused at 16 KiB) would otherwise get a reset, not the answer.
+  lingering.add(socket);
+  lingeringClose.call(socket);
 }
+
+/** Sockets answered by `answerClientError` and closing lingering. */
+const lingering = new WeakSet<Socket>();
 
 function rawErrorResponse(error: AppError): string {
   const requestId = newRequestId();
