@@ -13,7 +13,8 @@ export type StatementRunner = <R>(query: CompiledQuery<R>, signal: AbortSignal) 
 /**
  * PostgreSQL: the statement runs on a connection of its own; an abort sends the protocol's
  * CancelRequest for that backend (node-postgres opens a separate socket for it, so a full pool
- * cannot hold the cancel back), and the statement ends with an error once the server has stopped it.
+ * cannot hold the cancel back), and the statement ends with an error once the server has stopped it. A connection
+ * that a cancel was sent for is closed, not reused: the cancel may still be on its way.
  */
 export function postgresRunner(pool: ConnectionSource): StatementRunner {
   const prepared = new PreparedStatements();
@@ -21,6 +22,7 @@ export function postgresRunner(pool: ConnectionSource): StatementRunner {
     signal.throwIfAborted();
     const client = await pool.connect();
     let broken = false;
+    let cancelSent = false;
     try {
       if (signal.aborted) throw signal.reason;
       let name: string;
@@ -34,6 +36,9 @@ export function postgresRunner(pool: ConnectionSource): StatementRunner {
       const pending = client.query({ name, text: query.sql, values: query.parameters as unknown[] });
       const active = (client as unknown as { activeQuery?: unknown }).activeQuery;
       const cancel = () => {
+        // The cancel travels on a socket of its own and may land after this statement ended by itself: on a
+        // connection back in the pool it would stop whatever runs there next. So it never goes back (below).
+        cancelSent = true;
         new (pg.Client as unknown as new (options: unknown) => { cancel(c: unknown, q: unknown): void })(
           pool.options,
         ).cancel(client, active);
@@ -50,7 +55,7 @@ export function postgresRunner(pool: ConnectionSource): StatementRunner {
         signal.removeEventListener('abort', cancel);
       }
     } finally {
-      client.release(broken);
+      client.release(broken || cancelSent);
     }
   };
 }

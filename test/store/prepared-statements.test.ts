@@ -65,6 +65,26 @@ describe.skipIf(!onPostgres)('prepared statements of the statement runner (Postg
     expect(await run<{ n: number }>(CompiledQuery.raw('select $1::int + 1 as n', [41]), signal)).toEqual([{ n: 42 }]);
   });
 
+  it('a cancel that arrives late never stops the next statement on the same connection', async () => {
+    // The cancel travels on a socket of its own: a statement that finished just before it got there has already
+    // given its connection back, and the next statement there (any query of the app) would be the one stopped.
+    // Aborts timed around the end of a short statement, each followed at once by another statement on the pool.
+    const cancelled: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      const controller = new AbortController();
+      const short = run(CompiledQuery.raw('select pg_sleep($1::float8)', [0.02]), controller.signal);
+      setTimeout(() => controller.abort(new Error('client went away')), 10 + (i % 20));
+      await short.catch(() => undefined);
+      try {
+        await pool.query('select pg_sleep(0.05)');
+      } catch (error) {
+        if ((error as { code?: string }).code === '57014') cancelled.push(i);
+        else throw error;
+      }
+    }
+    expect(cancelled).toEqual([]);
+  });
+
   it('a statement that fails to prepare costs nothing later: its name is deallocated without error', async () => {
     await expect(run(CompiledQuery.raw('select from nowhere_at_all where', []), signal)).rejects.toThrow();
     // Push it out of the connection's statements: its DEALLOCATE fails on the server and is ignored.

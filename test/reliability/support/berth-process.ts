@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { tmpdir } from 'node:os';
@@ -49,7 +49,10 @@ export async function spawnBerth(env: Record<string, string>, timeoutMs = 60_000
     },
   );
   let out = '';
+  // BERTH_SERVER_LOG=file: everything the server writes is also appended there (for a failure to be read later).
+  const logFile = process.env.BERTH_SERVER_LOG;
   const keep = (d: Buffer) => {
+    if (logFile) appendFileSync(logFile, d);
     out += d.toString();
     if (out.length > KEEP_OUTPUT * 2) out = out.slice(-KEEP_OUTPUT);
   };
