@@ -13,8 +13,12 @@ export type StatementRunner = <R>(query: CompiledQuery<R>, signal: AbortSignal) 
 /**
  * PostgreSQL: the statement runs on a connection of its own; an abort sends the protocol's
  * CancelRequest for that backend (node-postgres opens a separate socket for it, so a full pool
- * cannot hold the cancel back), and the statement ends with an error once the server has stopped it. A connection
- * that a cancel was sent for is closed, not reused: the cancel may still be on its way.
+ * cannot hold the cancel back), and the statement ends with an error once the server has stopped it.
+ *
+ * That socket may deliver the cancel after the statement has ended by itself; on a connection back in the pool it
+ * would stop whatever ran there next. So a connection a cancel was sent for goes back only once the server has
+ * closed the cancel's socket (it signals the backend before closing: a backend waiting for its next command then
+ * ignores the cancel), and is closed instead if that takes longer than `CANCEL_SETTLE_MS`.
  */
 export function postgresRunner(pool: ConnectionSource): StatementRunner {
   const prepared = new PreparedStatements();
@@ -22,7 +26,7 @@ export function postgresRunner(pool: ConnectionSource): StatementRunner {
     signal.throwIfAborted();
     const client = await pool.connect();
     let broken = false;
-    let cancelSent = false;
+    let cancelled: Promise<boolean> | undefined;
     try {
       if (signal.aborted) throw signal.reason;
       let name: string;
@@ -36,12 +40,7 @@ export function postgresRunner(pool: ConnectionSource): StatementRunner {
       const pending = client.query({ name, text: query.sql, values: query.parameters as unknown[] });
       const active = (client as unknown as { activeQuery?: unknown }).activeQuery;
       const cancel = () => {
-        // The cancel travels on a socket of its own and may land after this statement ended by itself: on a
-        // connection back in the pool it would stop whatever runs there next. So it never goes back (below).
-        cancelSent = true;
-        new (pg.Client as unknown as new (options: unknown) => { cancel(c: unknown, q: unknown): void })(
-          pool.options,
-        ).cancel(client, active);
+        cancelled = sendCancel(pool, client, active);
       };
       signal.addEventListener('abort', cancel, { once: true });
       try {
@@ -55,9 +54,41 @@ export function postgresRunner(pool: ConnectionSource): StatementRunner {
         signal.removeEventListener('abort', cancel);
       }
     } finally {
-      client.release(broken || cancelSent);
+      if (cancelled !== undefined && !(await cancelled)) broken = true;
+      client.release(broken);
     }
   };
+}
+
+/** How long a connection a cancel was sent for waits for the cancel to be delivered before it is closed instead. */
+export const CANCEL_SETTLE_MS = 2_000;
+
+interface CancelConnection {
+  cancel(client: unknown, query: unknown): void;
+  connection: { once(event: 'end' | 'error', listener: () => void): void };
+}
+
+/**
+ * Sends the CancelRequest for `active` if it is still the connection's running statement. Resolves true once the
+ * server has closed the cancel's socket (or no cancel was needed), false if that did not happen in time.
+ */
+function sendCancel(pool: ConnectionSource, client: pg.PoolClient, active: unknown): Promise<boolean> {
+  if ((client as unknown as { activeQuery?: unknown }).activeQuery !== active) return Promise.resolve(true);
+  const canceller = new (pg.Client as unknown as new (options: unknown) => CancelConnection)(pool.options);
+  return new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(false), CANCEL_SETTLE_MS);
+    const settled = () => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    canceller.connection.once('end', settled);
+    // A cancel that could not be sent leaves nothing on its way, but its fate is unknown: close the connection.
+    canceller.connection.once('error', () => {
+      clearTimeout(timer);
+      resolve(false);
+    });
+    canceller.cancel(client, active);
+  });
 }
 
 /** Prepared statements each connection keeps at most; the least recently used is deallocated past this. */
