@@ -65,7 +65,7 @@ export const CANCEL_SETTLE_MS = 2_000;
 
 interface CancelConnection {
   cancel(client: unknown, query: unknown): void;
-  connection: { once(event: 'end' | 'error', listener: () => void): void };
+  connection: { once(event: 'end', listener: () => void): void; on(event: 'error', listener: () => void): void };
 }
 
 /**
@@ -83,7 +83,8 @@ function sendCancel(pool: ConnectionSource, client: pg.PoolClient, active: unkno
     };
     canceller.connection.once('end', settled);
     // A cancel that could not be sent leaves nothing on its way, but its fate is unknown: close the connection.
-    canceller.connection.once('error', () => {
+    // `on`, not `once`: a second error on that socket must not go unheard (an unheard 'error' ends the process).
+    canceller.connection.on('error', () => {
       clearTimeout(timer);
       resolve(false);
     });
