@@ -4,7 +4,7 @@
  * (Berth's `berth_log_stream_upstream_polls_total` over the writing window, against window / interval) and
  * the delivery delay (the writer starts the write → a subscriber has parsed the event), p50/p99; every
  * subscriber must receive every event exactly once. Baseline in the same run: one subscriber, same
- * everything. Targets: 1 read per interval; p99 ≤ 2 intervals. Berth, the subscribers
+ * everything. Targets: as many reads as one subscriber (≤ 1.1×); p99 ≤ 2 intervals. Berth, the subscribers
  * (bench/lib/b-subscribers.ts) and the writer (this process) are three processes.
  */
 import { createDatabase, databaseKinds, seedFixture, startBerth, type DatabaseKind } from './lib/berth.js';
@@ -139,9 +139,10 @@ async function benchDatabase(kind: DatabaseKind): Promise<BenchRow[]> {
       value: many.readsPerInterval,
       baseline: { label: '1 subscriber', value: one.readsPerInterval },
       ratio: many.readsPerInterval / one.readsPerInterval,
-      // The hub reads once per interval after the previous read ended, so slightly under 1 is expected.
-      target: '1 read per interval (≤ 1.1)',
-      met: many.readsPerInterval <= 1.1,
+      // What 500 subscribers must not do is multiply the reads: they share the one subscriber's. Both read more
+      // than once per interval, since ingest wakes the tail (at most every 50 ms) between the timer's reads.
+      target: 'as many reads as 1 subscriber (≤ 1.1×)',
+      met: many.readsPerInterval / one.readsPerInterval <= 1.1,
       notes: `STREAM_POLL_INTERVAL_MS=${INTERVAL_MS}; ${what}`,
     },
     {

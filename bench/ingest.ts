@@ -16,7 +16,7 @@ import { Readable } from 'node:stream';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { deriveLevel, parseJsonMessage } from '../src/core/log-level.js';
-import { newEventId } from '../src/store/log-ingest/events.js';
+import { insertLocalEvents, type LocalEventInput, newEventId } from '../src/store/log-ingest/events.js';
 import {
   createDatabase,
   databaseKinds,
@@ -95,11 +95,37 @@ async function countEvents(db: BenchDatabase): Promise<number> {
   }
 }
 
-/** Seconds of `COPY` of the rows into a fresh database's log_events, through the same driver as Berth's. */
-async function timeCopy(kind: DatabaseKind, input: string): Promise<number> {
-  const db = await freshDatabase(kind, 'copy');
+/** Rows a chunk in the idempotent COPY below, as in the store's insert (`insertLocalEvents`). */
+const CHUNK_LINES = 5_000;
+
+/**
+ * Seconds of writing the rows into a fresh database's log_events through the same driver as Berth's: `plain` is
+ * one `COPY` (the floor); `staged` is the idempotent form a `COPY` ingest would need, since `COPY` has no `ON
+ * CONFLICT`: per chunk of 5,000 rows, `COPY` into a temporary table, then `INSERT … SELECT … ON CONFLICT DO
+ * NOTHING`, in one transaction.
+ */
+async function timeCopy(kind: DatabaseKind, input: string, mode: 'plain' | 'staged' = 'plain'): Promise<number> {
+  const db = await freshDatabase(kind, `copy_${mode}`);
+  const lines = input.split('\n').slice(0, -1);
+  const chunks =
+    mode === 'plain'
+      ? [input]
+      : Array.from(
+          { length: Math.ceil(lines.length / CHUNK_LINES) },
+          (_, i) => `${lines.slice(i * CHUNK_LINES, (i + 1) * CHUNK_LINES).join('\n')}\n`,
+        );
+  const target = mode === 'plain' ? 'log_events' : 'staged_events';
+  const stage = [
+    'begin',
+    'create temporary table if not exists staged_events (like log_events including defaults) on commit delete rows',
+  ];
+  const merge = [
+    `insert into log_events (${COLUMNS}) select ${COLUMNS} from staged_events
+      on conflict (cloud_account_id, region, log_group, event_id) do nothing`,
+    'commit',
+  ];
   try {
-    const statement = `copy log_events (${COLUMNS}) from`;
+    const statement = `copy ${target} (${COLUMNS}) from`;
     let seconds: number;
     if (kind === 'pglite') {
       // Berth runs PGlite in a worker thread; the floor is PGlite itself, opened here on the same directory.
@@ -107,9 +133,13 @@ async function timeCopy(kind: DatabaseKind, input: string): Promise<number> {
       const dataDir = db.target.kind === 'pglite' ? db.target.dataDir : undefined;
       const lite = await PGlite.create(dataDir);
       try {
-        const blob = new Blob([input]);
+        const blobs = chunks.map((chunk) => new Blob([chunk]));
         const t0 = performance.now();
-        await lite.query(`${statement} '/dev/blob'`, [], { blob });
+        for (const blob of blobs) {
+          if (mode === 'staged') for (const s of stage) await lite.query(s);
+          await lite.query(`${statement} '/dev/blob'`, [], { blob });
+          if (mode === 'staged') for (const s of merge) await lite.query(s);
+        }
         seconds = (performance.now() - t0) / 1000;
       } finally {
         await lite.close();
@@ -119,19 +149,64 @@ async function timeCopy(kind: DatabaseKind, input: string): Promise<number> {
       await client.connect();
       try {
         const t0 = performance.now();
-        await pipeline(Readable.from([input]), client.query(copyFrom(`${statement} stdin`)));
+        for (const chunk of chunks) {
+          if (mode === 'staged') for (const s of stage) await client.query(s);
+          await pipeline(Readable.from([chunk]), client.query(copyFrom(`${statement} stdin`)));
+          if (mode === 'staged') for (const s of merge) await client.query(s);
+        }
         seconds = (performance.now() - t0) / 1000;
       } finally {
         await client.end();
       }
     }
     const n = await countEvents(db);
-    if (n !== LINES) throw new Error(`COPY wrote ${n} rows of ${LINES}`);
+    if (n !== LINES) throw new Error(`COPY (${mode}) wrote ${n} rows of ${LINES}`);
     return seconds;
   } finally {
     await db.close();
   }
 }
+
+/** Seconds of the store's own insert of the same rows (`insertLocalEvents`: one statement per 5,000), by Berth's driver. */
+async function timeStoreInsert(kind: DatabaseKind, input: string): Promise<number> {
+  const db = await freshDatabase(kind, 'store_insert');
+  try {
+    const events: LocalEventInput[] = input
+      .split('\n')
+      .slice(0, -1)
+      .map((line) => {
+        const [, , , , timestamp, ingestion, eventId, message] = line.split('\t');
+        return {
+          cloudAccountId: BENCH_ACCOUNT,
+          region: BENCH_REGION,
+          logGroup: GROUP,
+          logStream: STREAM,
+          timestamp: Number(timestamp),
+          ingestionTime: Number(ingestion),
+          eventId: eventId!,
+          message: uncopyText(message!),
+        };
+      });
+    const store = await openBenchStore(db);
+    let seconds: number;
+    try {
+      const t0 = performance.now();
+      await insertLocalEvents(store.db, events);
+      seconds = (performance.now() - t0) / 1000;
+    } finally {
+      await store.close();
+    }
+    const n = await countEvents(db);
+    if (n !== LINES) throw new Error(`the store's insert wrote ${n} rows of ${LINES}`);
+    return seconds;
+  } finally {
+    await db.close();
+  }
+}
+
+/** The inverse of `copyText`. */
+const uncopyText = (v: string) =>
+  v.replace(/\\([\\tnr])/g, (_, c: string) => (c === 't' ? '\t' : c === 'n' ? '\n' : c === 'r' ? '\r' : '\\'));
 
 const ingestArgs = (file: string) => [
   'logs',
@@ -175,9 +250,33 @@ async function benchDatabase(kind: DatabaseKind, file: string, empty: string, in
   const startup = await timeCli(kind, empty, false, 0);
   progress(`${kind}: berth logs ingest, through a server`);
   const viaServer = await timeCli(kind, file, true);
+  progress(`${kind}: idempotent COPY (staging table) and the store's insert of the same rows`);
+  const staged = await timeCopy(kind, input, 'staged');
+  const storeInsert = await timeStoreInsert(kind, input);
   const baseline = { label: 'COPY of the same rows, same driver', value: LINES / copy };
   const rate = (s: number) => LINES / s;
+  const statementRow = (label: string, seconds: number, notes: string): BenchRow => ({
+    label,
+    database: kind,
+    unit: 'rows/s',
+    value: rate(seconds),
+    baseline,
+    ratio: rate(seconds) / baseline.value,
+    target: 'reported',
+    met: null,
+    notes: `${seconds.toFixed(1)} s; ${notes}`,
+  });
   return [
+    statementRow(
+      `idempotent COPY of the same ${LINES.toLocaleString('en')} rows: staging table + INSERT … ON CONFLICT DO NOTHING`,
+      staged,
+      `${CHUNK_LINES.toLocaleString('en')} rows a transaction, the form a COPY ingest would need`,
+    ),
+    statementRow(
+      `the store's insert of the same ${LINES.toLocaleString('en')} rows (unnest, ON CONFLICT DO NOTHING)`,
+      storeInsert,
+      `insertLocalEvents, one statement per ${CHUNK_LINES.toLocaleString('en')} rows, through Berth's store`,
+    ),
     {
       label: `berth logs ingest of ${LINES.toLocaleString('en')} lines, straight to the database`,
       database: kind,

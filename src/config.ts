@@ -113,6 +113,12 @@ export const ConfigSchema = Type.Object({
     256 * 1024,
     'Characters of SQL text one statement built from a request may carry; beyond, as for `MAX_SQL_PARAMS`.',
   ),
+  DB_POOL_SIZE: Int(
+    1,
+    1_000,
+    10,
+    'PostgreSQL connections this process opens at most; one organization holds at most half of them at once.',
+  ),
   DB_STATEMENT_TIMEOUT_MS: Int(
     100,
     3_600_000,

@@ -16,7 +16,12 @@ export interface OpenOptions {
 
 export function storeTarget(config: Config, memory = false): StoreTarget {
   if (config.DATABASE_URL !== undefined)
-    return { kind: 'postgres', url: config.DATABASE_URL, statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS };
+    return {
+      kind: 'postgres',
+      url: config.DATABASE_URL,
+      statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
+      poolSize: config.DB_POOL_SIZE,
+    };
   return memory ? { kind: 'pglite' } : { kind: 'pglite', dataDir: resolve(config.BERTH_DATA_DIR) };
 }
 

@@ -34,9 +34,18 @@ function withTarget(kind: DatabaseKind, env: Record<string, string>, close: () =
 
 /**
  * The databases to measure on: PGlite, and PostgreSQL when its server answers (else a note in
- * `skipped`, which the runner prints).
+ * `skipped`, which the runner prints); `BENCH_DATABASES=postgres` (or `pglite`) measures on those only.
  */
 export async function databaseKinds(skipped: string[]): Promise<DatabaseKind[]> {
+  const only = process.env.BENCH_DATABASES?.split(',').map((k) => k.trim());
+  if (only !== undefined) {
+    const all = ['pglite', 'postgres'] as const;
+    const kinds = all.filter((k) => only.includes(k));
+    for (const k of all)
+      if (!kinds.includes(k)) skipped.push(`${k} rows: not in BENCH_DATABASES (a partial run: keep results.json)`);
+    if (kinds.includes('postgres') && !(await postgresReachable())) throw new Error('BENCH_DATABASES: no PostgreSQL');
+    return kinds;
+  }
   if (await postgresReachable()) return ['pglite', 'postgres'];
   if (ADMIN_URL === 'off') skipped.push('PostgreSQL rows: BENCH_DATABASE_URL=off');
   else {

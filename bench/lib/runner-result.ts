@@ -5,7 +5,7 @@ import { formatTable } from './runner-table.js';
  * What every benchmark hands the runner (`bench/run.ts`): one JSON file at `BENCH_RESULT_FILE`.
  * Each row is a figure of Berth's beside its baseline, measured in the same run.
  */
-export type Unit = 'req/s' | 'ms' | 'events/s' | 'lines/s' | 'reads/interval';
+export type Unit = 'req/s' | 'ms' | 'events/s' | 'lines/s' | 'rows/s' | 'reads/interval';
 
 export interface Figure {
   label: string;

@@ -109,13 +109,22 @@ export async function ingestCommand(config: Config, file: string | undefined, op
   let sent = 0;
   let readBytes = 0;
   let lineNo = 0;
+  // One batch is written while the next is read: reading and parsing lines overlaps the database's (or the
+  // server's) work. Never two batches at once: each starts once the one before it is stored, in the file's order.
+  let writing: Promise<void> | undefined;
   const flush = async () => {
     if (batch.length === 0) return;
-    await sink(batch);
-    sent += batch.length;
+    const events = batch;
+    const readUpTo = readBytes;
     batch = [];
     batchBytes = 0;
-    bar?.update(readBytes);
+    await writing;
+    writing = sink(events).then(() => {
+      sent += events.length;
+      bar?.update(readUpTo);
+    });
+    // Awaited by the next flush or at the end; until then a failure must not count as unhandled.
+    writing.catch(() => {});
   };
   try {
     for await (const line of createInterface({ input, crlfDelay: Infinity })) {
@@ -129,7 +138,10 @@ export async function ingestCommand(config: Config, file: string | undefined, op
       batchBytes += size;
     }
     await flush();
+    await writing;
   } finally {
+    // A line that failed to parse leaves the batch before it in flight: it ends before the store closes.
+    await writing?.catch(() => {});
     bar?.stop();
     await close();
   }

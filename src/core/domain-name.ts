@@ -59,6 +59,11 @@ const LABEL_CHARACTERS = /^[a-z0-9-]+$/;
 const FORBIDDEN_ASCII = /[^\P{ASCII}a-z0-9.*-]/u;
 /** Dots IDNA maps to `.` (UTS #46): a label count before conversion must count them. */
 const ANY_DOT = /[.\u3002\uff0e\uff61]/u;
+/**
+ * Names UTS #46 returns unchanged: lower-case letters, digits, hyphens and dots, with no punycode label (`xn--`
+ * must be decoded to be checked). Most names asked are such, and skip the conversion (tested equal to it).
+ */
+const PLAIN_NAME = /^[a-z0-9.-]*$/;
 /** A last label that is a number reads as IPv4 to URL parsers and resolvers (`1.2.3`, `a.0x10`). */
 const NUMERIC_LABEL = /^(?:[0-9]+|0x[0-9a-f]*)$/;
 
@@ -77,7 +82,7 @@ function quote(text: string): string {
  * placement and lengths are left to {@link checkLabels}, which names the
  * reason; `checkHyphens` would also refuse `ab--cd`, a valid DNS label.
  */
-const UTS46_OPTIONS = {
+export const UTS46_OPTIONS = {
   checkHyphens: false,
   checkBidi: true,
   checkJoiners: true,
@@ -165,7 +170,7 @@ export function normalizeDomainName(input: string): NormalizedDomainName {
   // UTS #46 maps case, full-width forms and IDN dots, and returns null for
   // invalid punycode (`xn--zz`), disallowed code points and Bidi or joiner
   // violations. The label count guards against a mapping that would add a dot.
-  const ascii = base === '' ? '' : toASCII(base, UTS46_OPTIONS);
+  const ascii = PLAIN_NAME.test(base) && !base.includes('xn--') ? base : toASCII(base, UTS46_OPTIONS);
   const inputLabels = base.split(ANY_DOT).length;
   if (ascii === null || (base !== '' && (ascii === '' || ascii.split('.').length !== inputLabels))) {
     invalid('idn-invalid', `${quote(trimmed)} is not a valid internationalized domain name.`);
@@ -192,10 +197,10 @@ export function normalizeDomainName(input: string): NormalizedDomainName {
  * `a.b.example.com` → `['*.b.example.com']`. Empty for a wildcard (a wildcard
  * never covers another wildcard's names) and when the parent is a public
  * suffix (`example.com` → no `*.com`, which cannot be registered).
- * `name` is normalized first, so this throws like {@link normalizeDomainName}.
+ * A `name` given as text is normalized first, so this throws like {@link normalizeDomainName}.
  */
-export function parentCandidates(name: string): string[] {
-  const normalized = normalizeDomainName(name);
+export function parentCandidates(name: string | NormalizedDomainName): string[] {
+  const normalized = typeof name === 'string' ? normalizeDomainName(name) : name;
   if (normalized.wildcard) return [];
   const parent = normalized.labels.slice(1).join('.');
   if (!hasRegistrableDomain(parent)) return [];

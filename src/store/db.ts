@@ -14,7 +14,13 @@ export type Executor = Kysely<Tables> | Transaction<Tables>;
 
 /** Where the data lives: a PostgreSQL server, PGlite on disk, or PGlite in memory. */
 export type StoreTarget =
-  | { kind: 'postgres'; url: string; statementTimeoutMs?: number }
+  | {
+      kind: 'postgres';
+      url: string;
+      statementTimeoutMs?: number;
+      /** Connections of the pool (`DB_POOL_SIZE`); default {@link POOL_SIZE}. */
+      poolSize?: number;
+    }
   | { kind: 'pglite'; dataDir?: string };
 
 export interface Store {
@@ -44,7 +50,7 @@ export interface StoreOptions {
 }
 
 const INT8_OID = 20;
-/** PostgreSQL connections per process. */
+/** PostgreSQL connections per process, unless the target says otherwise (`DB_POOL_SIZE`). */
 const POOL_SIZE = 10;
 
 /**
@@ -63,9 +69,10 @@ const NO_QUERY_TIMEOUT = 2 ** 31 - 1;
 /** Opens the database; bigint columns come back as numbers (epoch ms fits in 2^53). */
 export async function openStore(target: StoreTarget, options: StoreOptions = {}): Promise<Store> {
   if (target.kind === 'postgres') {
+    const poolSize = target.poolSize ?? POOL_SIZE;
     const pool = new pg.Pool({
       connectionString: target.url,
-      max: POOL_SIZE,
+      max: poolSize,
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
       // A server that stops answering (network partition) would otherwise hold the statement, and the request, forever.
       query_timeout: (target.statementTimeoutMs ?? 60_000) + QUERY_TIMEOUT_MARGIN_MS,
@@ -96,7 +103,7 @@ export async function openStore(target: StoreTarget, options: StoreOptions = {})
     // The statement's caller gets the error; the pool drops the client when it comes back.
     pool.on('connect', (client) => client.on('error', () => undefined));
     // Connections are handed out round-robin across tenants once all are in use.
-    const fair = fairPool(pool, POOL_SIZE);
+    const fair = fairPool(pool, poolSize);
     // The readiness probe asks on a connection of its own: whether the server answers, not how long the tenants'
     // statements queue for the pool under load (a busy replica is not an unreachable database).
     const probe = new pg.Pool({

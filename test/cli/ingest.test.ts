@@ -37,6 +37,7 @@ function setup() {
   return { dir, fixture, env: { BERTH_DATA_DIR: join(dir, 'data') } };
 }
 
+const T0 = 1_700_000_000_000;
 const target = ['--account', 'local-a', '--region', 'eu-west-1', '--group', 'ingested', '--stream', 's1'];
 
 async function queryAll(url: string) {
@@ -102,6 +103,37 @@ describe.skipIf(onPostgres)('berth logs ingest', () => {
       // Lines of one millisecond keep their order: newest first means stdin 2 before stdin 1.
       const order = rows.map((r) => r.message).filter((m) => m.startsWith('from stdin'));
       expect(order).toEqual(['from stdin 2', 'from stdin 1']);
+    } finally {
+      await server.stop();
+    }
+  }, 180_000);
+
+  it('writes batch after batch in the file order, and stops at a bad line with the batches before it stored', async () => {
+    const { dir, fixture, env } = setup();
+    expect((await runCli(['seed', fixture], env)).code).toBe(0);
+    const file = join(dir, 'many.log');
+    // Three batches of 10,000 (the last one partial), one millisecond apart in the file's order.
+    const lines = Array.from({ length: 25_000 }, (_, i) => JSON.stringify({ message: `m${i}`, timestamp: T0 + i }));
+    writeFileSync(file, `${[...lines, '{oops'].join('\n')}\n`);
+    const run = await runCli(['logs', 'ingest', ...target, '--format', 'json', file], env);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/line 25001: not valid JSON/);
+
+    const server = await startServerProcess([], env);
+    try {
+      const messages: string[] = [];
+      for (let endTime = T0 + 60_000; endTime > 0; ) {
+        const res = await fetch(`${server.url}/cloud/logs/logs-insights`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${TOKENS.owner}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ startTime: T0, endTime, environmentId: 'e', complete: true }),
+        });
+        const page = (await res.json()) as { rows: { message: string }[]; nextEndTimeMs: number };
+        messages.push(...page.rows.map((r) => r.message));
+        endTime = page.nextEndTimeMs;
+      }
+      // The two full batches read before the bad line are stored whole; the partial one after them is not.
+      expect(messages).toEqual(Array.from({ length: 20_000 }, (_, i) => `m${19_999 - i}`));
     } finally {
       await server.stop();
     }

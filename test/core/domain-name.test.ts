@@ -1,6 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { normalizeDomainName, parentCandidates, type DomainNameInvalidReason } from '../../src/core/domain-name.js';
+import { toASCII } from 'tr46';
+import {
+  normalizeDomainName,
+  parentCandidates,
+  type DomainNameInvalidReason,
+  UTS46_OPTIONS,
+} from '../../src/core/domain-name.js';
 import { AppError } from '../../src/core/errors.js';
 
 function reasonOf(input: string): DomainNameInvalidReason | undefined {
@@ -135,6 +141,27 @@ describe('normalizeDomainName', () => {
         expect(first.name).toMatch(/^(?:\*\.)?[a-z0-9.-]+$/);
       }),
     );
+  });
+
+  it('skips UTS #46 only for names it returns unchanged (plain lower-case ASCII without punycode)', () => {
+    // The fast path takes [a-z0-9.-]* without `xn--` as it is: UTS #46 must agree on every such string, the
+    // malformed ones (empty labels, stray hyphens, numbers) included.
+    const plain = fc
+      .array(fc.constantFrom(...'abcxyz0189-.'), { maxLength: 70 })
+      .map((chars) => chars.join(''))
+      .filter((s) => !s.includes('xn--'));
+    fc.assert(
+      fc.property(plain, (s) => {
+        if (s !== '') expect(toASCII(s, UTS46_OPTIONS)).toBe(s);
+      }),
+      { numRuns: 2_000 },
+    );
+    for (const s of ['a..b.com', '-a.com', 'a-.com', 'ab--cd.com', '1.2.3.4', '.', 'a.b.c.d.e.f.g.h.com'])
+      expect(toASCII(s, UTS46_OPTIONS)).toBe(s);
+    // What the fast path leaves to UTS #46: punycode is decoded and checked.
+    expect(toASCII('xn--zz.com', UTS46_OPTIONS)).toBeNull();
+    expect(reasonOf('xn--zz.com')).toBe('idn-invalid');
+    expect(normalizeDomainName('xn--bb-eka.at').name).toBe('xn--bb-eka.at');
   });
 
   it('either normalizes or throws domains:name:invalid with a known reason, for any string', () => {

@@ -184,7 +184,9 @@ describe('a regex that would backtrack', () => {
   beforeAll(async () => {
     t = await startTestApp({
       fixture: world([BIG]),
-      config: { LOG_QUERY_DEADLINE_MS: 4_000, LOG_QUERY_SOURCE_TIMEOUT_MS: 3_000 },
+      // Room for a loaded CI machine (a 3 s source limit was once passed there, making the answer partial): a
+      // backtracking engine would take far longer than any of these on (.{0,30}){30}x.
+      config: { LOG_QUERY_DEADLINE_MS: 10_000, LOG_QUERY_SOURCE_TIMEOUT_MS: 8_000 },
     });
     // Every 997th message holds an x.
     await sql`insert into log_events (cloud_account_id, region, log_group, log_stream, timestamp, ingestion_time, event_id, message, level, json)
@@ -192,6 +194,9 @@ describe('a regex that would backtrack', () => {
         'INFO handled request ' || i || ' in ' || (i % 900) || 'ms' || case when i % 997 = 0 then ' xfer' else '' end, 'INFO', null
       from generate_series(1, ${EVENTS}) as i`.execute(t.store.db);
     await sql`analyze log_events`.execute(t.store.db);
+    // As `berth serve` does at start: the filter threads and the case-folding classes are ready before the first
+    // filtering request, which would otherwise build the classes on the event loop.
+    await t.services.filters.warm();
   }, 120_000);
   afterAll(async () => {
     await t?.close();
@@ -202,6 +207,8 @@ describe('a regex that would backtrack', () => {
     let slowest = 0;
     let polls = 0;
     let done = false;
+    // The test's own first fetch sets up its HTTP client: not counted.
+    await (await fetch(`${t.url}/healthz`)).text();
     const poller = (async () => {
       while (!done) {
         const started = performance.now();
@@ -241,7 +248,7 @@ describe('a regex that would backtrack', () => {
       op: 'regex',
       value: '(.{0,30}){30}x',
     });
-    expect(elapsed).toBeLessThan(5_000);
+    expect(elapsed).toBeLessThan(8_000);
     expect(polls).toBeGreaterThan(0);
     expect(slowest).toBeLessThan(500);
     expect(body).toMatchObject({ partial: false, missedSources: [] });
@@ -254,7 +261,8 @@ describe('a regex that would backtrack', () => {
       { kind: 'text', op: 'regex', value: pattern },
       { complete: true },
     );
-    expect(elapsed).toBeLessThan(5_500);
+    // The deadline (10 s) and time to send the answer.
+    expect(elapsed).toBeLessThan(11_500);
     // RE2 yields between slices; what remains is reading and sending 10,000 rows, one PGlite statement and one
     // serialization (slicing those is the fair-shares issue's work), so the bound here is looser than above.
     expect(slowest).toBeLessThan(1_000);

@@ -159,14 +159,19 @@ it.skipIf(skipped('load'))(
     const times = await timeFreshConnections(berth.url, 20);
     const result = await load;
     const slowest = Math.max(...times);
+    // At full size the file has the machine to itself (npm run test:reliability: one file at a time). In `npm test`
+    // another file runs beside it on the second core, and a heavy one (the `berth serve` processes of
+    // test/cli/serve.test.ts) has pushed these answers to 1.5-3.5 s. The full-size run (in CI on both databases) keeps
+    // the 2 s bound.
+    const bound = SIZE.full ? 2_000 : 5_000;
     recordSummary({
       area: 'load',
       check: '20 new connections to /healthz while 60 clients keep the database busy',
-      result: `slowest answered in ${Number.isFinite(slowest) ? `${slowest.toFixed(0)} ms` : 'never'} (bound 2000 ms)`,
-      ok: slowest <= 2_000,
+      result: `slowest answered in ${Number.isFinite(slowest) ? `${slowest.toFixed(0)} ms` : 'never'} (bound ${bound} ms)`,
+      ok: slowest <= bound,
     });
     expect(summarize(result).requests).toBeGreaterThan(0);
-    expect(slowest, `answer times ${times.map((t) => t.toFixed(0)).join(', ')} ms`).toBeLessThanOrEqual(2_000);
+    expect(slowest, `answer times ${times.map((t) => t.toFixed(0)).join(', ')} ms`).toBeLessThanOrEqual(bound);
   },
   60_000,
 );

@@ -1,6 +1,7 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, describe, expect, it } from 'vitest';
 import { compileFilterPattern } from '../../src/core/filter-pattern/index.js';
+import { foldClass } from '../../src/core/filter-tree/case-fold.js';
 import { matches, parseFilter } from '../../src/core/filter-tree/index.js';
 import { FilterBudgetError, FilterPool } from '../../src/services/filter-pool/pool.js';
 
@@ -19,6 +20,20 @@ afterAll(() => Promise.all([pool.close(), tight.close()]));
 const COSTLY = '(?:a[ab]{998}c)|(?:b[ab]{998}c)';
 
 describe('filter pool', () => {
+  // First in the file: nothing before it has folded a non-ASCII character in this process.
+  it('warm() builds the case-folding classes, so that no request builds them on the event loop', async () => {
+    const fresh = new FilterPool({ workers: 1, cpuBudgetMs: 1_000 });
+    try {
+      await fresh.warm();
+      const started = performance.now();
+      // K, k and the Kelvin sign: building the classes takes a tenth of a second or more; reading them, microseconds.
+      expect(foldClass(0x212a)).toEqual([0x4b, 0x6b, 0x212a]);
+      expect(performance.now() - started).toBeLessThan(20);
+    } finally {
+      await fresh.close();
+    }
+  });
+
   it('keeps exactly the rows the filter tree keeps, across batches', async () => {
     const filter = parseFilter({
       kind: 'or',

@@ -132,7 +132,7 @@ async function until(check: () => boolean, what: string, ms = 10_000): Promise<v
 describe('local tails of one account read together', () => {
   it('ten keys with ten prefixes cost the statements of one per read, woken by ingest as often as one', async () => {
     const WINDOW_MS = 1_000;
-    const results: Record<number, { statements: number; reads: number; polls: number }> = {};
+    const results: Record<number, { statements: number; reads: number; polls: number; elapsedMs: number }> = {};
     for (const keys of [1, 10]) {
       const group = `/together/cost-${keys}`;
       const { db, statements } = counted(store.db);
@@ -155,7 +155,7 @@ describe('local tails of one account read together', () => {
         }),
       );
       await until(() => hub.reads > 0, 'the first read');
-      const before = { statements: statements(), reads: hub.reads, polls: hub.polls };
+      const before = { statements: statements(), reads: hub.reads, polls: hub.polls, at: performance.now() };
       // Ingest into random keys, each write waking the account's tails as the change feed does.
       const written = new Map<string, string[]>(prefixes.map((p) => [p, []]));
       let n = 0;
@@ -168,12 +168,13 @@ describe('local tails of one account read together', () => {
         await sleep(5);
       }
       await until(() => subs.every((s, k) => s.got.length === written.get(prefixes[k]!)!.length), 'every event');
-      const after = { statements: statements(), reads: hub.reads, polls: hub.polls };
+      const after = { statements: statements(), reads: hub.reads, polls: hub.polls, at: performance.now() };
       hub.close();
       results[keys] = {
         statements: after.statements - before.statements,
         reads: after.reads - before.reads,
         polls: after.polls - before.polls,
+        elapsedMs: after.at - before.at,
       };
       for (const [k, sub] of subs.entries()) expect(sub.got).toEqual(written.get(prefixes[k]!));
       // The read ran as the account's organization (the database's fair queues take turns by it).
@@ -186,8 +187,10 @@ describe('local tails of one account read together', () => {
       expect(Math.abs(r.statements - 2 * r.reads), `${keys} keys: ${JSON.stringify(r)}`).toBeLessThanOrEqual(2);
       expect(r.polls, `${keys} keys`).toBe(keys * r.reads);
       // Woken reads of the account are at least 50 ms apart, so the reads of a window do not grow with the keys
-      // (the slack: interval polls and the reads of a lane's backlog, which a loaded machine makes more of).
-      expect(r.reads, `${keys} keys`).toBeLessThanOrEqual(WINDOW_MS / 50 + 40);
+      // (the slack: interval polls and the reads of a lane's backlog, which a loaded machine makes more of). The
+      // window is the time measured, the wait for the last events included: a loaded machine stretches it past
+      // WINDOW_MS (77 reads were counted once in about 1.5 s of it).
+      expect(r.reads, `${keys} keys: ${JSON.stringify(r)}`).toBeLessThanOrEqual(r.elapsedMs / 50 + 40);
     }
     // Before, each key read on its own: ten keys made ten times the statements of one.
     expect(results[10]!.statements).toBeLessThan(3 * results[1]!.statements);

@@ -179,7 +179,7 @@ describe('change feed on PGlite, when the embedded database dies', () => {
     const dir = mkdtempSync(join(tmpdir(), 'berth-feed-'));
     cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
     const { store, feed, events } = await open({ target: { kind: 'pglite', dataDir: dir } });
-    store.supervisor!.injectWalWriteFailure();
+    await store.supervisor!.injectWalWriteFailure();
     await expect(sql`insert into organizations (id, name) values ('o1', 'O1')`.execute(store.db)).rejects.toThrow();
     expect(feed.listening).toBe(false);
     expect(events.at(-1)?.kind).toBe('lost');

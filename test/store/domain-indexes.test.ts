@@ -5,6 +5,8 @@ import { openStore, type Store } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { domainWorld } from '../support/domain-world.js';
+import { ORG_A, ORG_B } from '../support/world.js';
+import { heldOutside, holdersOfName } from '../../src/store/domains/domains.js';
 
 let database: TestDatabase;
 let store: Store;
@@ -68,5 +70,29 @@ describe('domain indexes (migration 002)', () => {
       order by d.domain_name collate "C", d.id collate "C" limit 8`);
     expect(p).toMatch(/domains_instance_name_idx/);
     expect(p).not.toMatch(/Sort|Seq Scan/);
+  });
+});
+
+describe('the lookups of name availability (each statement built once, run with every call its own values)', () => {
+  it('answers each call for its own name, parent and organizations, with and without organizations to leave out', async () => {
+    // n7 is held by mi-8, n8 by mi-9: both in env-a, of ORG_A. Under p7 are n7, n2007, n4007, …
+    expect(await holdersOfName(store.db, 'n7.p7.bulk.example', 50)).toEqual([
+      { module_instance_id: 'mi-8', organization_id: ORG_A },
+    ]);
+    expect(await holdersOfName(store.db, 'n8.p8.bulk.example', 50)).toEqual([
+      { module_instance_id: 'mi-9', organization_id: ORG_A },
+    ]);
+    expect(await holdersOfName(store.db, 'nobody.bulk.example', 50)).toEqual([]);
+    for (const [where, name] of [
+      [{ name: 'n7.p7.bulk.example' }, 'name'],
+      [{ parentName: 'p7.bulk.example', except: 'n7.p7.bulk.example' }, 'parent'],
+    ] as const) {
+      expect(await heldOutside(store.db, where, []), name).toBe(true);
+      expect(await heldOutside(store.db, where, [ORG_B]), name).toBe(true);
+      expect(await heldOutside(store.db, where, [ORG_A]), name).toBe(false);
+      expect(await heldOutside(store.db, where, [ORG_B, ORG_A]), name).toBe(false);
+    }
+    expect(await heldOutside(store.db, { name: 'nobody.bulk.example' }, [])).toBe(false);
+    expect(await heldOutside(store.db, { parentName: 'p9999.bulk.example', except: 'x' }, [ORG_B])).toBe(false);
   });
 });

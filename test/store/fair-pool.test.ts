@@ -3,6 +3,8 @@
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runAsTenant } from '../../src/core/tenant-context.js';
+import { sql } from 'kysely';
+import { openStore } from '../../src/store/db.js';
 import { fairPool } from '../../src/store/fair-pool.js';
 
 const URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -62,5 +64,25 @@ describe('fairPool', () => {
     client.release(true);
     const again = await good.connect();
     again.release();
+  });
+
+  it('opens as many connections as DB_POOL_SIZE says (poolSize), and no more', async () => {
+    const store = await openStore({ kind: 'postgres', url: URL, poolSize: 3 });
+    try {
+      // Six tenants at once, each holding its connection for a moment: three connections serve them all.
+      const pids = await Promise.all(
+        Array.from({ length: 6 }, (_, i) =>
+          runAsTenant({ organizationId: `t${i}` }, async () => {
+            const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid, pg_sleep(0.15)`.execute(
+              store.db,
+            );
+            return rows[0]!.pid;
+          }),
+        ),
+      );
+      expect(new Set(pids).size).toBe(3);
+    } finally {
+      await store.close();
+    }
   });
 });

@@ -87,6 +87,14 @@ function foldTable(): FoldTable {
   return table;
 }
 
+/**
+ * Builds the classes now (a tenth to a quarter of a second of CPU, once per process) rather than in the first
+ * request that folds case, where it would hold the event loop: a server calls this at start.
+ */
+export function prepareCaseFolding(): void {
+  foldTable();
+}
+
 /** The representative of `cp`'s class (its smallest member). */
 export function foldCodePoint(cp: number): number {
   // ASCII letters: the uppercase letter is the smallest member (K U+212A and ſ U+017F join k and s).

@@ -1,5 +1,5 @@
 import { canRead, visibleOrganizations, type Caller } from '../../core/caller.js';
-import { normalizeDomainName, parentCandidates } from '../../core/domain-name.js';
+import { type NormalizedDomainName, normalizeDomainName, parentCandidates } from '../../core/domain-name.js';
 import { baseName } from '../../core/dns-records.js';
 import { appError } from '../../core/errors.js';
 import type { Db } from '../../store/db.js';
@@ -44,11 +44,12 @@ export class NameAvailabilityService {
 
   async check(caller: Caller, query: NameAvailabilityQuery): Promise<NameAvailability> {
     const requester = await this.requester(caller, query.moduleInstanceId);
-    const { name, wildcard } = normalizeDomainName(query.name);
+    const normalized = normalizeDomainName(query.name);
+    const { name, wildcard } = normalized;
     const conflict =
       this.reservedConflict(name) ??
       (await this.exactConflict(name, requester)) ??
-      (wildcard ? await this.subdomainConflict(name, requester) : await this.wildcardConflict(name, requester));
+      (wildcard ? await this.subdomainConflict(name, requester) : await this.wildcardConflict(normalized, requester));
     return conflict === undefined ? { available: true } : { available: false, conflict };
   }
 
@@ -83,7 +84,10 @@ export class NameAvailabilityService {
    * requester's own organization does not conflict: nesting inside one organization is what the
    * domain list shows as `parent`.
    */
-  private async wildcardConflict(name: string, requester: Requester): Promise<NameAvailability['conflict']> {
+  private async wildcardConflict(
+    name: NormalizedDomainName,
+    requester: Requester,
+  ): Promise<NameAvailability['conflict']> {
     if (requester.organizations === null) return undefined;
     const [candidate] = parentCandidates(name);
     if (candidate === undefined) return undefined;

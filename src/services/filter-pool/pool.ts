@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { FairQueue } from '../../core/fair-queue.js';
 import { filterPatternRegexCosts, filterTreeRegexCosts, REGEX_STEPS_PER_MS } from '../../core/filter-cost.js';
+import { prepareCaseFolding } from '../../core/filter-tree/case-fold.js';
 import { isLeaf, type FilterNode } from '../../core/filter-tree/index.js';
 import type { Level } from '../../core/log-level.js';
 import { fairnessKey } from '../../core/tenant-context.js';
@@ -146,9 +147,14 @@ export class FilterPool {
     });
   }
 
-  /** Starts the threads (a server does at start; otherwise the first batch does). */
+  /**
+   * Starts the threads (a server does at start; otherwise the first batch does), and builds the case-folding
+   * classes that planning a case-insensitive filter reads on the main thread, so that no request builds them.
+   */
   async warm(): Promise<void> {
-    await this.#threads();
+    const threads = this.#threads();
+    prepareCaseFolding();
+    await threads;
   }
 
   /** Stops the threads; batches still running are abandoned. Safe to call twice. */

@@ -144,13 +144,15 @@ async function lockOrganization(
 ): Promise<{ accounts: string[]; events: number }> {
   await sql`select pg_advisory_xact_lock_shared(${LOCK_CLASS_SWEEP}, 0),
       pg_advisory_xact_lock(${LOCK_CLASS_ORGANIZATION}, hashtext(${organizationId}))`.execute(trx);
-  const accounts = (
-    await sql<{ id: string }>`select id from cloud_accounts where organization_id = ${organizationId}
-      order by id`.execute(trx)
-  ).rows.map((r) => r.id);
-  const usage = await sql<{ events: number | null }>`select sum(events) as events from ${ACCOUNT_COUNTS} c
-      where c.cloud_account_id = any(${accounts}::text[])`.execute(trx);
-  return { accounts, events: Number(usage.rows[0]?.events ?? 0) };
+  // A statement of its own after the lock's: its snapshot, taken once the lock is held, sees what the
+  // organization's transaction before this one committed.
+  const usage = await sql<{ accounts: string[] | null; events: number | null }>`
+    with accounts as (select id from cloud_accounts where organization_id = ${organizationId})
+    select (select array_agg(id order by id) from accounts) as accounts,
+      (select sum(events) from ${ACCOUNT_COUNTS} c where c.cloud_account_id in (select id from accounts)) as events
+  `.execute(trx);
+  const row = usage.rows[0];
+  return { accounts: row?.accounts ?? [], events: Number(row?.events ?? 0) };
 }
 
 /** Deletes the `limit` oldest events (by timestamp, then event id) of these accounts together. */
