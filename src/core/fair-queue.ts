@@ -4,9 +4,10 @@ import { RoundRobin } from './round-robin.js';
  * A bound on concurrent work shared fairly: at most `max` run at once, at most `perGroup` of one group
  * (an organization) and `perMember` of one member (a principal) within a group: a member of several groups has a
  * share in each, and its work in one never uses up its share in another. Waiting work is served round-robin
- * across groups, first come first served within a group, so a group with a thousand waiting items
- * and a group with one take turns. Used for heavy work (log queries, history reads, ingest) and for
- * the database's connections.
+ * across groups, so a group with a thousand waiting items and a group with one take turns. Within a group, work
+ * of different flows (a member's distinct requests) takes turns too, and work of one flow (the same request sent
+ * many times at once) is served first come first served; work without a flow is one line of its group. Used for
+ * heavy work (log queries, history reads, ingest) and for the database's connections.
  */
 export interface FairLimits {
   max: number;
@@ -19,6 +20,17 @@ export interface FairClaim {
   group: string;
   /** Within the group, whose (a principal), counted in this group only; omitted: only the group's share applies. */
   member?: string;
+  /**
+   * Within the member, which request this is (an operation and its parameters): waiting work of different flows
+   * takes turns, so a request repeated many times at once does not hold back the member's other requests.
+   * Omitted: the work waits in its group's common line.
+   */
+  flow?: string;
+  /**
+   * The next step of work already under way (a stream's next history batch): its lines are offered the group's
+   * turn before the lines of new work, so a step waits for the next free slot, never behind new requests.
+   */
+  continuing?: boolean;
 }
 
 export type Release = () => void;
@@ -44,13 +56,22 @@ export class QueueTimeoutError extends Error {
 
 interface Waiter {
   claim: FairClaim;
+  /** The line it waits in within its group (`lineKey`). */
+  line: string;
   grant: (release: Release) => void;
   settled: boolean;
 }
 
 interface Group {
   running: number;
-  waiting: Waiter[];
+  /** Waiting work in all its lines. */
+  waiting: number;
+  /** Waiting work by line, first come first. */
+  lines: Map<string, Waiter[]>;
+  /** Lines of new work with waiting work, taking turns. */
+  turns: RoundRobin<string>;
+  /** Lines of continuing work with waiting work, taking turns; offered the group's turn first. */
+  continuing: RoundRobin<string>;
 }
 
 export class FairQueue {
@@ -93,7 +114,7 @@ export class FairQueue {
   /** Takes a slot now if every share allows it and nobody of the same group waits; else undefined. */
   tryAcquire(claim: FairClaim): Release | undefined {
     const group = this.#groups.get(claim.group);
-    if (group !== undefined && group.waiting.length > 0) return undefined;
+    if (group !== undefined && group.waiting > 0) return undefined;
     if (this.#fullShare(claim) !== undefined) return undefined;
     return this.#start(claim);
   }
@@ -109,6 +130,7 @@ export class FairQueue {
       let timer: ReturnType<typeof setTimeout> | undefined;
       const waiter: Waiter = {
         claim,
+        line: lineKey(claim),
         settled: false,
         grant: (release) => {
           cleanup();
@@ -159,7 +181,7 @@ export class FairQueue {
   #groupOf(name: string): Group {
     let group = this.#groups.get(name);
     if (group === undefined) {
-      group = { running: 0, waiting: [] };
+      group = { running: 0, waiting: 0, lines: new Map(), turns: new RoundRobin(), continuing: new RoundRobin() };
       this.#groups.set(name, group);
     }
     return group;
@@ -192,46 +214,67 @@ export class FairQueue {
 
   #enqueue(waiter: Waiter): void {
     const group = this.#groupOf(waiter.claim.group);
-    if (group.waiting.length === 0) this.#round.join(waiter.claim.group);
-    group.waiting.push(waiter);
+    if (group.waiting === 0) this.#round.join(waiter.claim.group);
+    let line = group.lines.get(waiter.line);
+    if (line === undefined) {
+      line = [];
+      group.lines.set(waiter.line, line);
+      roundOf(group, waiter.claim).join(waiter.line);
+    }
+    line.push(waiter);
+    group.waiting += 1;
     this.#waiting += 1;
+  }
+
+  /** Takes `waiter` (at `at` in its line) out of its group's waiting work. */
+  #unqueue(name: string, group: Group, line: Waiter[], at: number): void {
+    const [waiter] = line.splice(at, 1);
+    if (line.length === 0) {
+      group.lines.delete(waiter!.line);
+      roundOf(group, waiter!.claim).leave(waiter!.line);
+    }
+    group.waiting -= 1;
+    this.#waiting -= 1;
+    if (group.waiting === 0) this.#round.leave(name);
   }
 
   #remove(waiter: Waiter): void {
     const group = this.#groups.get(waiter.claim.group);
-    if (group === undefined) return;
-    const i = group.waiting.indexOf(waiter);
-    if (i < 0) return;
-    group.waiting.splice(i, 1);
-    this.#waiting -= 1;
-    if (group.waiting.length === 0) this.#round.leave(waiter.claim.group);
+    const line = group?.lines.get(waiter.line);
+    if (group === undefined || line === undefined) return;
+    const at = line.indexOf(waiter);
+    if (at < 0) return;
+    this.#unqueue(waiter.claim.group, group, line, at);
     this.#forget(waiter.claim.group, group);
     // A waiter that leaves may have blocked others of its group behind a full member share.
     this.#dispatch();
   }
 
   #forget(name: string, group: Group): void {
-    if (group.running === 0 && group.waiting.length === 0) this.#groups.delete(name);
+    if (group.running === 0 && group.waiting === 0) this.#groups.delete(name);
   }
 
-  /** Starts waiting work while slots are free, one group per turn. */
+  /** Starts waiting work while slots are free, one group per turn and, within it, one line per turn. */
   #dispatch(): void {
     while (this.#running < this.#limits.max) {
-      // A group takes its turn with its first waiter that every share allows.
+      // A group takes its turn with the first waiter every share allows, in the first line that has one.
       const served = this.#round.next((name) => {
         const group = this.#groups.get(name)!;
         if (group.running >= this.#limits.perGroup) return undefined;
-        const at = group.waiting.findIndex((w) => this.#fullShare(w.claim) === undefined);
-        return at < 0 ? undefined : { name, group, at };
+        const take = (key: string) => {
+          const line = group.lines.get(key)!;
+          const at = line.findIndex((w) => this.#fullShare(w.claim) === undefined);
+          return at < 0 ? undefined : { name, group, line, at };
+        };
+        return group.continuing.next(take) ?? group.turns.next(take);
       });
       if (served === undefined) return;
-      const { name, group, at } = served;
-      const [waiter] = group.waiting.splice(at, 1);
-      this.#waiting -= 1;
-      waiter!.settled = true;
-      const release = this.#start(waiter!.claim);
-      if (group.waiting.length === 0) this.#round.leave(name);
-      waiter!.grant(release);
+      const { name, group, line, at } = served;
+      const waiter = line[at]!;
+      this.#unqueue(name, group, line, at);
+      waiter.settled = true;
+      const release = this.#start(waiter.claim);
+      waiter.grant(release);
     }
   }
 }
@@ -239,4 +282,17 @@ export class FairQueue {
 /** A member within its group (ids are printable: U+0000 separates them unambiguously). */
 function memberKey(claim: FairClaim): string {
   return `${claim.group}\u0000${claim.member}`;
+}
+
+/**
+ * A flow's line within its group: one per member and flow; work without a flow shares its group's one line
+ * (continuing work its own one).
+ */
+function lineKey(claim: FairClaim): string {
+  const kind = claim.continuing === true ? '+' : '';
+  return claim.flow === undefined ? kind : `${kind}${claim.member ?? ''}\u0000${claim.flow}`;
+}
+
+function roundOf(group: Group, claim: FairClaim): RoundRobin<string> {
+  return claim.continuing === true ? group.continuing : group.turns;
 }

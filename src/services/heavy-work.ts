@@ -18,6 +18,11 @@ export interface HeavyClaim {
    * organization's share applies.
    */
   principalId?: string;
+  /**
+   * Which request this is (`requestFlow`): within the principal's share, waiting work of different flows takes
+   * turns, and copies of one request wait in one line.
+   */
+  flow?: string;
 }
 
 export interface HeavyRunOptions {
@@ -28,6 +33,8 @@ export interface HeavyRunOptions {
    * of an open stream).
    */
   wait?: boolean;
+  /** A step of work already under way: served before new work of its organization (`FairClaim.continuing`). */
+  continuing?: boolean;
 }
 
 /** Per organization: work that had to wait, work refused with 429, and the time waited. */
@@ -45,7 +52,8 @@ const MAX_TRACKED_ORGANIZATIONS = 10_000;
  * `perOrganization` for one organization and `perPrincipal` for one principal within that organization (a
  * principal of several organizations has a share in each: work one organization asks of it never holds back its
  * work for another); waiting work takes turns across organizations. Work that cannot start within `queueMs`
- * answers 429 `http:request:rate-limited` with Retry-After. While it runs, its statements are counted in the
+ * answers 429 `http:request:rate-limited` with Retry-After. Within a principal's share, distinct requests (flows) take
+ * turns; copies of one request wait first come, first served. While it runs, its statements are counted in the
  * organization's share of the database's own fair queue.
  */
 export class HeavyWork {
@@ -74,7 +82,12 @@ export class HeavyWork {
   }
 
   async run<T>(claim: HeavyClaim, options: HeavyRunOptions, work: () => Promise<T>): Promise<T> {
-    const queueClaim = { group: claim.organizationId, member: claim.principalId };
+    const queueClaim = {
+      group: claim.organizationId,
+      member: claim.principalId,
+      flow: claim.flow,
+      continuing: options.continuing,
+    };
     let release = this.#queue.tryAcquire(queueClaim);
     if (release === undefined) {
       const stats = this.#statsOf(claim.organizationId);
@@ -104,12 +117,15 @@ export class HeavyWork {
     }
   }
 
-  /** Runs each step of `steps` (an async iterator: history batches) as heavy work of its own, waiting for turns. */
+  /**
+   * Runs each step of `steps` (an async iterator: history batches) as heavy work of its own, waiting for turns
+   * ahead of new work of its organization (it is under way: it can wait, never be refused).
+   */
   async *eachStep<T>(claim: HeavyClaim, signal: AbortSignal | undefined, steps: AsyncIterable<T>): AsyncGenerator<T> {
     const iterator = steps[Symbol.asyncIterator]();
     try {
       while (true) {
-        const next = await this.run(claim, { signal, wait: true }, () => iterator.next());
+        const next = await this.run(claim, { signal, wait: true, continuing: true }, () => iterator.next());
         if (next.done === true) return;
         yield next.value;
       }

@@ -65,6 +65,80 @@ describe('FairQueue', () => {
     expect(queue.tryAcquire({ group: 'b', member: 'x' })).toBeDefined();
   });
 
+  it("takes turns across a member's flows, first come first served within one flow", async () => {
+    const queue = new FairQueue({ max: 4, perGroup: 2, perMember: 1 });
+    const held = queue.tryAcquire({ group: 'a', member: 'x', flow: 'same' })!;
+    const order: string[] = [];
+    // Three copies of one request wait before a different request of the same member, and a flow-less one.
+    const waiters = [
+      ['same1', 'same'],
+      ['same2', 'same'],
+      ['same3', 'same'],
+      ['other1', 'other'],
+      ['plain1', undefined],
+    ].map(([name, flow]) =>
+      queue.acquire({ group: 'a', member: 'x', flow }).then((release) => {
+        order.push(name!);
+        // Each runs alone (the member's share is 1): release on the next turn of the event loop.
+        setImmediate(release);
+      }),
+    );
+    expect(queue.waiting).toBe(5);
+    held();
+    await Promise.all(waiters);
+    expect(order).toEqual(['same1', 'other1', 'plain1', 'same2', 'same3']);
+    await tick();
+    expect({ running: queue.running, waiting: queue.waiting }).toEqual({ running: 0, waiting: 0 });
+  });
+
+  it('keeps the same flow of two members in two lines, and forgets a line whose waiter left', async () => {
+    const queue = new FairQueue({ max: 1 });
+    const held = queue.tryAcquire({ group: 'a', member: 'x', flow: 'f' })!;
+    const controller = new AbortController();
+    const gone = queue.acquire({ group: 'a', member: 'z', flow: 'f' }, { signal: controller.signal });
+    const order: string[] = [];
+    const waiters = [
+      ['x1', 'x'],
+      ['x2', 'x'],
+      ['y1', 'y'],
+    ].map(([name, member]) =>
+      queue.acquire({ group: 'a', member, flow: 'f' }).then((release) => {
+        order.push(name!);
+        release();
+      }),
+    );
+    controller.abort(new Error('client gone'));
+    await expect(gone).rejects.toThrow('client gone');
+    expect(queue.waiting).toBe(3);
+    held();
+    await Promise.all(waiters);
+    expect(order).toEqual(['x1', 'y1', 'x2']);
+    expect({ running: queue.running, waiting: queue.waiting }).toEqual({ running: 0, waiting: 0 });
+  });
+
+  it('serves the next step of work under way before new work of its group, and new work of other groups in turn', async () => {
+    const queue = new FairQueue({ max: 1 });
+    const held = queue.tryAcquire({ group: 'a', member: 'x', flow: 'q1' })!;
+    const order: string[] = [];
+    const waiters = (
+      [
+        ['new1', { group: 'a', member: 'x', flow: 'q2' }],
+        ['b1', { group: 'b', member: 'y', flow: 'q1' }],
+        ['step1', { group: 'a', member: 'x', flow: 's', continuing: true }],
+        ['new2', { group: 'a', member: 'x', flow: 'q3' }],
+        ['step2', { group: 'a', member: 'x', flow: 's', continuing: true }],
+      ] as const
+    ).map(([name, claim]) =>
+      queue.acquire(claim).then((release) => {
+        order.push(name);
+        release();
+      }),
+    );
+    held();
+    await Promise.all(waiters);
+    expect(order).toEqual(['step1', 'b1', 'step2', 'new1', 'new2']);
+  });
+
   it('gives up after the wait time with the share that was full, and on abort', async () => {
     const queue = new FairQueue({ max: 2, perGroup: 1 });
     const held = queue.tryAcquire({ group: 'a' })!;

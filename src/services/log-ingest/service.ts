@@ -13,6 +13,7 @@ import { type IngestConfig, type IngestRequest, type IngestResult, rowsOf } from
 import { RetentionSweep, type SweepResult, sweepIntervalMs } from './retention.js';
 
 import { type IngestEvent, type IngestTarget, MAX_EVENTS_PER_INGEST } from '../../core/schemas/log-ingest.js';
+import { requestFlow } from '../../core/request-flow.js';
 
 export { type IngestEvent, type IngestTarget, MAX_EVENTS_PER_INGEST };
 export { type IngestConfig, type IngestResult, type SweepResult, sweepIntervalMs };
@@ -97,9 +98,14 @@ export class LogIngestService {
     return account.organizationId;
   }
 
-  private asHeavyWork({ organizationId, principalId }: IngestRequest, work: () => Promise<void>): Promise<void> {
+  /** In the principal's share, in the line of ingests into the same log stream (their events differ). */
+  private asHeavyWork(
+    { organizationId, principalId, target }: IngestRequest,
+    work: () => Promise<void>,
+  ): Promise<void> {
     const heavy = this.options.heavy;
-    return heavy === undefined ? work() : heavy.run({ organizationId, principalId }, {}, work);
+    if (heavy === undefined) return work();
+    return heavy.run({ organizationId, principalId, flow: requestFlow('log-ingest', target) }, {}, work);
   }
 
   /**

@@ -12,6 +12,7 @@ import {
 import type { LogTarget, TimeWindow } from '../../core/log-query/types.js';
 import type { Logger } from '../../core/logger.js';
 import type { HistogramResult, LogBackend } from '../../providers/log-query/port.js';
+import { requestFlow } from '../../core/request-flow.js';
 
 export type { LogHistogramResult } from '../../core/log-query/histogram.js';
 
@@ -31,6 +32,7 @@ export interface HistogramHost {
   within<T>(
     caller: Caller,
     targets: LogTarget[],
+    flow: string,
     context: { signal?: AbortSignal },
     work: (signal: AbortSignal, organizationId: string) => Promise<T>,
   ): Promise<T>;
@@ -73,7 +75,7 @@ export async function countHistogram(
     for (const unitTargets of list) units.push({ backend, targets: unitTargets, filter: plan.filter });
   }
 
-  return host.within(caller, targets, context, async (signal, organizationId) => {
+  return host.within(caller, targets, requestFlow('log-histogram', req), context, async (signal, organizationId) => {
     const { results, missed } = await host.eachUnit(
       units,
       signal,

@@ -4,6 +4,7 @@ import type { ProviderKind } from '../../core/enums.js';
 import { DeadlineError, linkSignals } from '../../core/abort.js';
 import { concurrencyLimit, runLimited } from '../../core/concurrency.js';
 import { FairQueue } from '../../core/fair-queue.js';
+import { requestFlow } from '../../core/request-flow.js';
 import { appError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import type { LogBackend } from '../../providers/log-query/port.js';
@@ -108,7 +109,8 @@ export class LogQueryService {
       }
     }
 
-    return this.within(caller, targets, context, async (signal, organizationId) => {
+    const flow = requestFlow('log-query', req);
+    return this.within(caller, targets, flow, context, async (signal, organizationId) => {
       const { results, missed } = await this.eachUnit(units, signal, organizationId, log, (unit, unitSignal) =>
         this.runUnit(unit, window, limit, unitSignal, log),
       );
@@ -157,11 +159,13 @@ export class LogQueryService {
 
   /**
    * Runs `work` as one request: one signal for it (client gone, the whole-query deadline, or shutdown) that reaches
-   * every statement and upstream query, inside the process's budget of heavy work.
+   * every statement and upstream query, inside the process's budget of heavy work, in the line of its `flow`
+   * (`requestFlow`: copies of one request wait in one line of the principal's share).
    */
   async within<T>(
     caller: Caller,
     targets: LogTarget[],
+    flow: string,
     context: LogQueryContext,
     work: (signal: AbortSignal, organizationId: string) => Promise<T>,
   ): Promise<T> {
@@ -177,7 +181,11 @@ export class LogQueryService {
       const run = () => work(request.signal, organizationId);
       const heavy = this.options.heavy;
       if (heavy === undefined || targets.length === 0) return await run();
-      return await heavy.run({ organizationId, principalId: caller.principalId }, { signal: request.signal }, run);
+      return await heavy.run(
+        { organizationId, principalId: caller.principalId, flow },
+        { signal: request.signal },
+        run,
+      );
     } finally {
       this.running.delete(own);
       request.dispose();

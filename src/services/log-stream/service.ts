@@ -15,6 +15,7 @@ import type { SharedTails } from './shared-tail.js';
 import { TailHub } from './tail-hub.js';
 import type { HeavyWork } from '../heavy-work.js';
 import { MAX_LOG_GROUPS, MAX_STREAM_NAMES, type LogStreamQuery } from '../../core/schemas/log-stream.js';
+import { requestFlow } from '../../core/request-flow.js';
 
 /** A stream's parameters: the query string as the route validated it (`LogStreamQuery`). */
 export type StreamParams = LogStreamQuery;
@@ -197,7 +198,7 @@ export class LogStreamService {
     increment(this.perPrincipal, principalKey, 1);
     increment(this.perOrganization, organizationId, 1);
     const heavy = this.options.heavy;
-    const claim = { organizationId, principalId: caller.principalId };
+    const claim = { organizationId, principalId: caller.principalId, flow: requestFlow('log-stream', params) };
     const stream: LogStream = new LogStream(
       { query, source, startMs, endMs, tail, resume, startId },
       {
