@@ -38,7 +38,6 @@ export interface LogQueryEventRow {
   log_stream: string;
   event_id: string;
   level: string;
-  json: unknown;
 }
 
 /** The streams one branch of the statement reads in its log group: the union of the sources' selectors. */
@@ -78,11 +77,11 @@ export function logQueryStatement(
   const first = targets[0]!;
   const frame = (
     predicate: RawBuilder<boolean>,
-  ) => sql<LogQueryEventRow>`select e.timestamp, e.message, e.log_group, e.log_stream, e.event_id, e.level, e.json
+  ) => sql<LogQueryEventRow>`select e.timestamp, e.message, e.log_group, e.log_stream, e.event_id, e.level
       from jsonb_to_recordset(${JSON.stringify(groupScopes(targets))}::jsonb)
         as g(name text, all_streams boolean, prefixes text[], names text[])
       cross join lateral (
-        select timestamp, message, log_group, log_stream, event_id, level, json from log_events
+        select timestamp, message, log_group, log_stream, event_id, level from log_events
         where cloud_account_id = ${first.account.id} and region = ${first.region} and log_group = g.name
           and timestamp >= ${window.startMs} and timestamp <= ${window.endMs}
           and (g.all_streams or log_stream = any(g.names)
@@ -206,7 +205,7 @@ export function firstSliceRows(filter: FilterNode, sliceMs: number): number {
   return Math.max(1, Math.min(ceiling, Math.floor((sliceMs * 1_000) / rowCostMicros(filter))));
 }
 
-const QUERY_COLUMNS = ['timestamp', 'message', 'log_group', 'log_stream', 'event_id', 'level', 'json'] as const;
+const QUERY_COLUMNS = ['timestamp', 'message', 'log_group', 'log_stream', 'event_id', 'level'] as const;
 
 /**
  * The rows `queryLogEvents` returns, the same and in the same order, read in slices (slices.ts,
@@ -305,6 +304,5 @@ function backendRow(r: LogQueryEventRow): BackendRow {
     logStream: r.log_stream,
     eventId: r.event_id,
     level: r.level as Level,
-    json: r.json ?? undefined,
   };
 }
