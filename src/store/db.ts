@@ -122,7 +122,8 @@ export async function openStore(target: StoreTarget, options: StoreOptions = {})
     return {
       db,
       target,
-      run: (query, signal) => runner(query, signal).catch((error: unknown) => Promise.reject(asUnavailable(error))),
+      run: (query, signal, runOptions) =>
+        runner(query, signal, runOptions).catch((error: unknown) => Promise.reject(asUnavailable(error))),
       execScript: async (text) => {
         const client = await pool.connect();
         try {

@@ -16,7 +16,7 @@ import {
   type WorkerRequest,
   type WorkerSettings,
 } from './pglite-worker-protocol.js';
-import type { StatementRunner } from './statement-runner.js';
+import type { RunOptions, StatementRunner } from './statement-runner.js';
 
 /**
  * PGlite runs PostgreSQL as WebAssembly on the thread that calls it, a statement start to end in one call:
@@ -145,9 +145,18 @@ export class PGliteSupervisor {
     sql: string,
     params: readonly unknown[],
     txn?: 'begin' | 'end',
+    options?: RunOptions,
   ): Promise<{ rows: R[]; affectedRows?: number }> {
     this.#bound(generation);
-    const reply = await this.#call({ op: 'query', sql, params, session: lease.session, group: lease.group, txn });
+    const reply = await this.#call({
+      op: 'query',
+      sql,
+      params,
+      session: lease.session,
+      group: lease.group,
+      txn,
+      ...(options?.arrays === true ? { arrays: true } : {}),
+    });
     return reply as { rows: R[]; affectedRows?: number };
   }
 
@@ -188,12 +197,16 @@ export class PGliteSupervisor {
    * and ending the worker would kill the instance (an in-memory database with its data) and fail whatever
    * else was in its session. Statements are kept short instead (bounded size, no user regex, a row limit).
    */
-  readonly run: StatementRunner = async <R>(query: CompiledQuery<R>, signal: AbortSignal): Promise<R[]> => {
+  readonly run: StatementRunner = async <R>(
+    query: CompiledQuery<R>,
+    signal: AbortSignal,
+    options?: RunOptions,
+  ): Promise<R[]> => {
     signal.throwIfAborted();
     const lease = await this.acquireSession(signal);
     try {
       signal.throwIfAborted();
-      return (await this.query<R>(this.generation(), lease, query.sql, query.parameters)).rows;
+      return (await this.query<R>(this.generation(), lease, query.sql, query.parameters, undefined, options)).rows;
     } finally {
       lease.release();
     }

@@ -14,7 +14,16 @@ export type WorkerRequest = { id: number } & (
    * `session`: the connection it belongs to; `group`: whose turn it is (the worker serves groups round-robin);
    * `txn`: it begins a transaction (the worker then runs that session's statements only) or ends one.
    */
-  | { op: 'query'; sql: string; params: readonly unknown[]; session: number; group: string; txn?: 'begin' | 'end' }
+  | {
+      op: 'query';
+      sql: string;
+      params: readonly unknown[];
+      session: number;
+      group: string;
+      txn?: 'begin' | 'end';
+      /** Rows as arrays of column values (`RunOptions.arrays`). */
+      arrays?: boolean;
+    }
   | { op: 'exec'; sql: string }
   | { op: 'listen'; channel: string; listenId: number }
   | { op: 'unlisten'; listenId: number }

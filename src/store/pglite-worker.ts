@@ -156,7 +156,9 @@ class Supervised {
       case 'query': {
         if (request.txn === 'begin') this.#pinned = request.session;
         try {
-          const result = await this.#use((lite) => lite.query(request.sql, [...request.params]));
+          const result = await this.#use((lite) =>
+            lite.query(request.sql, [...request.params], request.arrays === true ? { rowMode: 'array' } : undefined),
+          );
           return { rows: result.rows, affectedRows: result.affectedRows };
         } catch (error) {
           if (request.txn === 'begin') this.#pinned = undefined;

@@ -125,6 +125,23 @@ describe('merged keyset pages', () => {
     }
   });
 
+  it('read as arrays (the store run with rows as arrays), return the same rows, positioned by the caller', async () => {
+    const lanes = GROUPS.map((group) => ({ group, streams: every }));
+    const sizing = () => new SliceSizer({ sliceMs: 50, initialRows: 700, maxRows: 1_000 });
+    const objects = await readEveryRowInSlices<Row>(run, scan(lanes), { limit: 2_500 }, sizing());
+    type Tuple = [number, string, string, string];
+    const arrays = await readEveryRowInSlices<Tuple>(
+      (q) => store.run(q, new AbortController().signal, { arrays: true }),
+      scan(lanes),
+      { limit: 2_500, keyOf: (r) => ({ ts: r[0], id: r[1] }) },
+      sizing(),
+    );
+    expect(arrays.every((r) => Array.isArray(r) && typeof r[0] === 'number')).toBe(true);
+    expect(
+      arrays.map(([timestamp, event_id, log_group, message]) => ({ timestamp, event_id, log_group, message })),
+    ).toEqual(objects);
+  });
+
   it('read the lanes of one level on that level only', async () => {
     const rows = await readEveryRowInSlices<Row>(
       run,

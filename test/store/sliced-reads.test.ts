@@ -211,10 +211,10 @@ function expectWholeWindow(reports: SliceReport[]): void {
 
 /** The store's runner, timing every statement (wall clock) into `into`. */
 function timedRunner(into: number[]): StatementRunner {
-  return async (query, signal) => {
+  return async (query, signal, options) => {
     const started = performance.now();
     try {
-      return await store.run(query, signal);
+      return await store.run(query, signal, options);
     } finally {
       into.push(performance.now() - started);
     }

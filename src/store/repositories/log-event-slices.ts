@@ -424,15 +424,17 @@ export function mergedPageFits(scan: MergedScan, bounds: SqlBounds): boolean {
 /**
  * `readInSlices` for a scan whose every row is kept: each slice is one merged page (`mergedPage`) of the sizer's
  * budget, timed by the caller's clock, with none of the frontier bookkeeping a condition needs; the last row of a
- * page is where the next starts.
+ * page is where the next starts. `keyOf` reads a row's position (rows as objects by default; a caller that runs
+ * the pages with rows as arrays gives its own).
  */
-export async function readEveryRowInSlices<R extends { timestamp: number; event_id: string }>(
+export async function readEveryRowInSlices<R>(
   run: (query: CompiledQuery<R>) => Promise<R[]>,
   scan: MergedScan,
-  read: { after?: ScanKey | undefined; limit: number },
+  read: { after?: ScanKey | undefined; limit: number; keyOf?: (row: R) => ScanKey },
   sizer: SliceSizer,
   signal?: AbortSignal,
 ): Promise<R[]> {
+  const keyOf = read.keyOf ?? (objectKey as (row: R) => ScanKey);
   const rows: R[] = [];
   const start = cursorIn(read.after, scan.window, scan.order);
   if (scan.lanes.length === 0 || read.limit <= 0 || start === 'past-window') return rows;
@@ -444,8 +446,13 @@ export async function readEveryRowInSlices<R extends { timestamp: number; event_
     const ms = performance.now() - started;
     for (const row of page) rows.push(row);
     const last = page[page.length - 1];
-    after = last === undefined ? after : { ts: Number(last.timestamp), id: last.event_id };
+    after = last === undefined ? after : keyOf(last);
     return { done: page.length < asked || rows.length >= read.limit, budget, scanned: page.length, ms };
   });
   return rows;
+}
+
+/** The position of a row that came back as an object with its `timestamp` and `event_id` columns. */
+function objectKey(row: { timestamp: number | string; event_id: string }): ScanKey {
+  return { ts: Number(row.timestamp), id: row.event_id };
 }
