@@ -11,6 +11,7 @@ export default defineConfig({
     pool: 'forks',
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
     // The reliability files run a fast subset here and add their figures to the same summary table.
-    globalSetup: ['test/reliability/support/global-setup.ts'],
+    // The template every in-memory PGlite of the suite starts from (test/support/pglite-template.ts).
+    globalSetup: ['test/support/pglite-template.ts', 'test/reliability/support/global-setup.ts'],
   },
 });

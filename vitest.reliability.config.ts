@@ -6,7 +6,7 @@ export default defineConfig({
     include: ['test/reliability/**/*.test.ts'],
     testTimeout: 600_000,
     hookTimeout: 120_000,
-    globalSetup: ['test/reliability/support/global-setup.ts'],
+    globalSetup: ['test/support/pglite-template.ts', 'test/reliability/support/global-setup.ts'],
     env: { BERTH_RELIABILITY: 'full' },
     pool: 'forks',
     poolOptions: { forks: { maxForks: 1, minForks: 1 } },

@@ -21,7 +21,16 @@ export type StoreTarget =
       /** Connections of the pool (`DB_POOL_SIZE`); default {@link POOL_SIZE}. */
       poolSize?: number;
     }
-  | { kind: 'pglite'; dataDir?: string };
+  | {
+      kind: 'pglite';
+      dataDir?: string;
+      /**
+       * In memory only: a dump of a fresh data directory (PGlite's `dumpDataDir('none')`, a tar file) the instance
+       * starts from instead of creating the cluster itself: about 0.6 s instead of 3–4 s. The test suites open a
+       * few hundred empty databases from one such dump.
+       */
+      template?: string;
+    };
 
 export interface Store {
   db: Db;
@@ -148,7 +157,10 @@ export async function openStore(target: StoreTarget, options: StoreOptions = {})
   }
   if (target.dataDir !== undefined) mkdirSync(target.dataDir, { recursive: true });
   // The embedded database runs in a worker thread (bigint columns parsed to numbers there too).
-  const supervisor = await PGliteSupervisor.open(target.dataDir, { log: options.onDatabaseEvent });
+  const supervisor = await PGliteSupervisor.open(target.dataDir, {
+    log: options.onDatabaseEvent,
+    ...(target.template === undefined ? {} : { template: target.template }),
+  });
   const db = new Kysely<Tables>({ dialect: pgliteDialect(supervisor) });
   return {
     db,

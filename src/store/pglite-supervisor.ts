@@ -82,11 +82,17 @@ export class PGliteSupervisor {
     readonly dataDir: string | undefined,
     private readonly log: SupervisorLog,
     private readonly retryDelayMs: number,
+    private readonly template: string | undefined,
   ) {}
 
   /** Starts the worker; resolves once the database is open, rejects if it cannot be opened. */
   static async open(dataDir: string | undefined, settings: SupervisorSettings = {}): Promise<PGliteSupervisor> {
-    const supervisor = new PGliteSupervisor(dataDir, settings.log ?? (() => undefined), settings.retryDelayMs ?? 250);
+    const supervisor = new PGliteSupervisor(
+      dataDir,
+      settings.log ?? (() => undefined),
+      settings.retryDelayMs ?? 250,
+      dataDir === undefined ? settings.template : undefined,
+    );
     await new Promise<void>((resolve, reject) => {
       supervisor.#first = { resolve, reject };
       supervisor.#open();
@@ -292,7 +298,7 @@ export class PGliteSupervisor {
   }
 
   #startWorker(): Worker {
-    const worker = startWorker({ dataDir: this.dataDir });
+    const worker = startWorker({ dataDir: this.dataDir, template: this.template });
     let failure: unknown;
     worker.on('message', (event: WorkerEvent) => {
       if (worker !== this.#worker) return;
@@ -420,6 +426,8 @@ export interface SupervisorSettings {
   log?: SupervisorLog;
   /** Wait after the first failed attempt to open again; it doubles with each failure, up to 5 s. */
   retryDelayMs?: number;
+  /** In memory only: the data-directory dump a new instance starts from (`StoreTarget`'s `template`). */
+  template?: string;
 }
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;

@@ -6,6 +6,8 @@
 export interface WorkerSettings {
   /** Undefined: in memory. */
   dataDir: string | undefined;
+  /** In memory only: a data-directory dump (tar) to start from instead of creating the cluster. */
+  template?: string | undefined;
 }
 
 export type WorkerRequest = { id: number } & (

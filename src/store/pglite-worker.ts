@@ -10,6 +10,7 @@
  * throw: PGlite spins in it forever. The main thread then ends this thread (which stops the spin) and starts
  * a new worker on the same data directory.
  */
+import { readFile } from 'node:fs/promises';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { RoundRobin } from '../core/round-robin.js';
@@ -67,7 +68,13 @@ class Supervised {
   async #open(): Promise<void> {
     let lite: PGlite;
     try {
-      lite = await PGlite.create(this.settings.dataDir, { parsers: { [INT8_OID]: (v: string) => Number(v) } });
+      const { dataDir, template } = this.settings;
+      const parsers = { [INT8_OID]: (v: string) => Number(v) };
+      // In memory from a dump: the options alone (PGlite reads `loadDataDir` only from the one-argument form).
+      lite =
+        dataDir === undefined && template !== undefined
+          ? await PGlite.create({ parsers, loadDataDir: new Blob([await readFile(template)]) })
+          : await PGlite.create(dataDir, { parsers });
     } catch (error) {
       this.post({ type: 'failed', error: serializeError(error) });
       return;

@@ -9,6 +9,7 @@ import { openChangeFeed } from '../../src/store/change-feed.js';
 import { openStore, type Store } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
 import { baseWorld, ORG_A, TOKENS } from '../support/world.js';
+import { pgliteTarget } from '../support/database.js';
 
 // The embedded database: a write's notification reaches the cache before the writer resumes, so every
 // change below is visible to the very next call (PostgreSQL replicas: test/http/cache-invalidation.test.ts).
@@ -18,7 +19,7 @@ let cached: AuthenticationService;
 let uncached: AuthenticationService;
 
 beforeAll(async () => {
-  store = await openStore({ kind: 'pglite' });
+  store = await openStore(pgliteTarget());
   await migrate(store);
   await loadFixture(store.db, baseWorld());
   caches = new CacheInvalidation(openChangeFeed(store));

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AwsQuotaStore, type SlotLease } from '../../src/store/aws-quotas.js';
 import { openStore, type Store } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
-import { createTestDatabase, onPostgres, type TestDatabase } from '../support/database.js';
+import { createTestDatabase, onPostgres, type TestDatabase, pgliteTarget } from '../support/database.js';
 
 /** Two replicas on one database; `kill` makes B's statements fail from then on, as when its process dies. */
 interface Cluster {
@@ -40,7 +40,7 @@ async function postgresCluster(): Promise<Cluster> {
 
 /** PGlite is one session in one process: B shares it, and its statements fail once it is killed. */
 async function pgliteCluster(): Promise<Cluster> {
-  const store: Store = await openStore({ kind: 'pglite' });
+  const store: Store = await openStore(pgliteTarget());
   await migrate(store);
   let dead = false;
   const killSwitch: KyselyPlugin = {

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type ChangeEvent, type ChangeFeed, openChangeFeed } from '../../src/store/change-feed.js';
 import { openStore, type Store } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
-import { createTestDatabase, onPostgres, type TestDatabase } from '../support/database.js';
+import { createTestDatabase, onPostgres, pgliteTarget, type TestDatabase } from '../support/database.js';
 import { startDbProxy } from '../reliability/support/db-proxy.js';
 
 /** Every table a cache reads (authentication, identity providers, tenancy). */
@@ -76,7 +76,7 @@ const backends = [
 
 function createTestDatabaseOn(kind: 'pglite' | 'postgres') {
   return async (): Promise<TestDatabase> =>
-    kind === 'pglite' ? { target: { kind: 'pglite' }, drop: async () => undefined } : createTestDatabase();
+    kind === 'pglite' ? { target: pgliteTarget(), drop: async () => undefined } : createTestDatabase();
 }
 
 describe.each(backends)('change feed on $name', ({ skip, database }) => {

@@ -8,12 +8,13 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { PGlite } from '@electric-sql/pglite';
 import { CompiledQuery, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DatabaseUnavailableError } from '../../src/core/database-unavailable.js';
 import { runAsTenant } from '../../src/core/tenant-context.js';
 import { openStore, type Store } from '../../src/store/db.js';
-import { onPostgres } from '../support/database.js';
+import { onPostgres, pgliteTarget } from '../support/database.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -67,7 +68,7 @@ async function holdSession(store: Store): Promise<{ release: () => Promise<void>
 describe.skipIf(onPostgres)('PGlite in a worker thread', () => {
   let store: Store;
   beforeAll(async () => {
-    store = await openStore({ kind: 'pglite' });
+    store = await openStore(pgliteTarget());
     await sql`create table t (id text primary key, n int8 not null, at timestamptz)`.execute(store.db);
   });
   afterAll(() => store?.close());
@@ -214,6 +215,39 @@ describe.skipIf(onPostgres)('PGlite in a worker thread', () => {
 });
 
 // PGlite whatever TEST_DATABASE_URL says: the PostgreSQL run (CI runs both) skips it rather than run it twice.
+describe.skipIf(onPostgres)('PGlite in memory from a template', () => {
+  it('starts from the dump it is given (what the dumped cluster held is there), and is a store like any other', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'marked.tar');
+    const lite = await PGlite.create();
+    await lite.exec("create table template_mark (note text); insert into template_mark values ('from the dump')");
+    writeFileSync(file, Buffer.from(await (await lite.dumpDataDir('none')).arrayBuffer()));
+    await lite.close();
+    const store = await openStore({ kind: 'pglite', template: file });
+    try {
+      const { rows } = await sql<{ note: string }>`select note from template_mark`.execute(store.db);
+      expect(rows).toEqual([{ note: 'from the dump' }]);
+      await sql`insert into template_mark values ('written later')`.execute(store.db);
+      const count = await store.run(
+        CompiledQuery.raw('select count(*)::int from template_mark') as CompiledQuery<[number]>,
+        new AbortController().signal,
+        { arrays: true },
+      );
+      expect(count).toEqual([[2]]);
+    } finally {
+      await store.close();
+    }
+    // The dump is only read: a second store from it starts from the same content.
+    const again = await openStore({ kind: 'pglite', template: file });
+    try {
+      const { rows } = await sql<{ n: number }>`select count(*)::int as n from template_mark`.execute(again.db);
+      expect(rows).toEqual([{ n: 1 }]);
+    } finally {
+      await again.close();
+    }
+  });
+});
+
 describe.skipIf(onPostgres)('PGlite on disk, when the instance dies', () => {
   it('answers DatabaseUnavailableError at once, opens the directory again, and keeps what was committed', async () => {
     const events: string[] = [];
@@ -294,7 +328,7 @@ describe.skipIf(onPostgres)('PGlite worker crashing', () => {
   }, 120_000);
 
   it('in memory: the data died with the worker, so it stays unavailable', async () => {
-    const store = await openStore({ kind: 'pglite' });
+    const store = await openStore(pgliteTarget());
     try {
       store.supervisor!.injectWorkerCrash();
       await until(() => !store.supervisor!.available, 'unavailable');

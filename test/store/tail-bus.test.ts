@@ -16,7 +16,7 @@ import {
 } from '../../src/store/log-stream/tail-bus/index.js';
 import { keyHash } from '../../src/store/log-stream/tail-bus/subscriptions.js';
 import { startDbProxy, type DbProxy } from '../reliability/support/db-proxy.js';
-import { createTestDatabase, onPostgres } from '../support/database.js';
+import { createTestDatabase, onPostgres, pgliteTarget } from '../support/database.js';
 import { reachable, TEST_REDIS_URL } from '../support/redis.js';
 
 const REDIS_URL = TEST_REDIS_URL;
@@ -81,7 +81,7 @@ let pglite: Store | undefined;
 /** The key of the running test: tests share one database (creating one per test would take most of the time). */
 let k = '';
 beforeAll(async () => {
-  pglite = await openStore({ kind: 'pglite' });
+  pglite = await openStore(pgliteTarget());
 }, 60_000);
 beforeEach(() => {
   k = `k-${randomBytes(6).toString('hex')}`;

@@ -5,7 +5,7 @@ import { buildApp } from '../../src/http/app.js';
 import { createServices, type Services } from '../../src/services/index.js';
 import { openStore, type Store } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
-import { createTestDatabase, type TestDatabase } from './database.js';
+import { createTestDatabase, pgliteTarget, type TestDatabase } from './database.js';
 import { baseWorld } from './world.js';
 import { httpRequest, type RequestOptions, type TestResponse } from './http-request.js';
 
@@ -34,7 +34,7 @@ export interface TestAppOptions {
 /** A real app on a fresh database, listening on a random port; requests go over HTTP. */
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const database: TestDatabase = options.pglite
-    ? { target: { kind: 'pglite' }, drop: async () => undefined }
+    ? { target: pgliteTarget(), drop: async () => undefined }
     : await createTestDatabase();
   const store = await openStore(database.target);
   await migrate(store);

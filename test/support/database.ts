@@ -2,6 +2,9 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { StoreTarget } from '../../src/store/db.js';
 
+/** The environment variable that hands the template's path to the test files (test/support/pglite-template.ts). */
+export const PGLITE_TEMPLATE_ENV = 'BERTH_TEST_PGLITE_TEMPLATE';
+
 /** PostgreSQL when TEST_DATABASE_URL is set (CI), else PGlite in memory. */
 export const onPostgres = process.env.TEST_DATABASE_URL !== undefined && process.env.TEST_DATABASE_URL !== '';
 
@@ -11,9 +14,18 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
+/**
+ * A new in-memory PGlite, started from the suite's template of a fresh cluster when the global setup made one
+ * (test/support/pglite-template.ts): the same empty database, several times faster to open.
+ */
+export function pgliteTarget(): StoreTarget {
+  const template = process.env[PGLITE_TEMPLATE_ENV];
+  return template === undefined || template === '' ? { kind: 'pglite' } : { kind: 'pglite', template };
+}
+
 /** A fresh, empty database for one test app: its own PostgreSQL database, or a new PGlite. */
 export async function createTestDatabase(): Promise<TestDatabase> {
-  if (!onPostgres) return { target: { kind: 'pglite' }, drop: async () => undefined };
+  if (!onPostgres) return { target: pgliteTarget(), drop: async () => undefined };
   const admin = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
   await admin.connect();
   const name = `berth_t_${randomBytes(6).toString('hex')}`;

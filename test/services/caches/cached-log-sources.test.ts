@@ -7,6 +7,7 @@ import { openStore, type Store } from '../../../src/store/db.js';
 import { migrate } from '../../../src/store/migrate.js';
 import { listLogSourcesOfInstances } from '../../../src/store/repositories/log-sources.js';
 import { loadTwoOrgs } from './two-orgs.js';
+import { pgliteTarget } from '../../support/database.js';
 
 let store: Store;
 let caches: CacheInvalidation;
@@ -14,7 +15,7 @@ let catalog: LogSourceCatalog;
 let statements = 0;
 
 beforeAll(async () => {
-  store = await openStore({ kind: 'pglite' });
+  store = await openStore(pgliteTarget());
   await migrate(store);
   await loadTwoOrgs(store, ['app', 'db']);
   caches = new CacheInvalidation(openChangeFeed(store));
