@@ -15,6 +15,7 @@ import { DatabaseUnavailableError } from '../../src/core/database-unavailable.js
 import { runAsTenant } from '../../src/core/tenant-context.js';
 import { openStore, type Store } from '../../src/store/db.js';
 import { onPostgres, pgliteTarget } from '../support/database.js';
+import { writeDump } from '../support/pglite-template.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -214,14 +215,13 @@ describe.skipIf(onPostgres)('PGlite in a worker thread', () => {
   });
 });
 
-// PGlite whatever TEST_DATABASE_URL says: the PostgreSQL run (CI runs both) skips it rather than run it twice.
 describe.skipIf(onPostgres)('PGlite in memory from a template', () => {
   it('starts from the dump it is given (what the dumped cluster held is there), and is a store like any other', async () => {
     const dir = tempDir();
     const file = join(dir, 'marked.tar');
     const lite = await PGlite.create();
     await lite.exec("create table template_mark (note text); insert into template_mark values ('from the dump')");
-    writeFileSync(file, Buffer.from(await (await lite.dumpDataDir('none')).arrayBuffer()));
+    await writeDump(lite, file);
     await lite.close();
     const store = await openStore({ kind: 'pglite', template: file });
     try {
@@ -248,6 +248,7 @@ describe.skipIf(onPostgres)('PGlite in memory from a template', () => {
   });
 });
 
+// PGlite whatever TEST_DATABASE_URL says: the PostgreSQL run (CI runs both) skips it rather than run it twice.
 describe.skipIf(onPostgres)('PGlite on disk, when the instance dies', () => {
   it('answers DatabaseUnavailableError at once, opens the directory again, and keeps what was committed', async () => {
     const events: string[] = [];

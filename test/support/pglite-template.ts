@@ -15,11 +15,16 @@ export default async function setup(): Promise<() => void> {
   const file = join(dir, 'fresh.tar');
   const lite = await PGlite.create();
   try {
-    const dump = await lite.dumpDataDir('none');
-    writeFileSync(file, Buffer.from(await dump.arrayBuffer()));
+    await writeDump(lite, file);
   } finally {
     await lite.close();
   }
   process.env[PGLITE_TEMPLATE_ENV] = file;
   return () => rmSync(dir, { recursive: true, force: true });
+}
+
+/** Writes `lite`'s data directory to `file` as a dump a store can start from (`StoreTarget`'s `template`). */
+export async function writeDump(lite: PGlite, file: string): Promise<void> {
+  const dump = await lite.dumpDataDir('none');
+  writeFileSync(file, Buffer.from(await dump.arrayBuffer()));
 }
