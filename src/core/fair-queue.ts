@@ -6,13 +6,23 @@ import { RoundRobin } from './round-robin.js';
  * share in each, and its work in one never uses up its share in another. Waiting work is served round-robin
  * across groups, so a group with a thousand waiting items and a group with one take turns. Within a group, work
  * of different flows (a member's distinct requests) takes turns too, and work of one flow (the same request sent
- * many times at once) is served first come first served; work without a flow is one line of its group. Used for
- * heavy work (log queries, history reads, ingest) and for the database's connections.
+ * many times at once) is served first come first served; work without a flow is one line of its group. A line
+ * or group whose work gave up waiting may keep its place for a while (`keepPlaceMs`), so work that is refused
+ * and sent again is not always served after work that never left. Used for heavy work (log queries, history reads, ingest) and for the database's connections.
  */
 export interface FairLimits {
   max: number;
   perGroup?: number;
   perMember?: number;
+}
+
+export interface FairQueueOptions {
+  /**
+   * How long a line (and a group) whose waiting work all gave up (timed out or aborted) keeps its place in the
+   * round: work of it that comes back within this time (a client retrying after its 429) waits where the line
+   * was, not behind every line that never left. 0 (the default): it leaves at once and joins at the back.
+   */
+  keepPlaceMs?: number;
 }
 
 export interface FairClaim {
@@ -72,6 +82,8 @@ interface Group {
   turns: RoundRobin<string>;
   /** Lines of continuing work with waiting work, taking turns; offered the group's turn first. */
   continuing: RoundRobin<string>;
+  /** Until when (Date.now()) lines of it that gave up keep their places: the group is kept that long when idle. */
+  keepUntil: number;
 }
 
 export class FairQueue {
@@ -81,10 +93,14 @@ export class FairQueue {
   readonly #members = new Map<string, number>();
   /** Groups with waiting work, taking turns. */
   readonly #round = new RoundRobin<string>();
+  readonly #keepPlaceMs: number;
+  /** When idle groups are next looked over (`#sweep`). */
+  #sweepAt = 0;
   #running = 0;
   #waiting = 0;
 
-  constructor(limits: FairLimits) {
+  constructor(limits: FairLimits, options: FairQueueOptions = {}) {
+    this.#keepPlaceMs = Math.max(0, options.keepPlaceMs ?? 0);
     const max = Math.max(1, limits.max);
     this.#limits = {
       max,
@@ -181,7 +197,14 @@ export class FairQueue {
   #groupOf(name: string): Group {
     let group = this.#groups.get(name);
     if (group === undefined) {
-      group = { running: 0, waiting: 0, lines: new Map(), turns: new RoundRobin(), continuing: new RoundRobin() };
+      group = {
+        running: 0,
+        waiting: 0,
+        lines: new Map(),
+        turns: new RoundRobin(),
+        continuing: new RoundRobin(),
+        keepUntil: 0,
+      };
       this.#groups.set(name, group);
     }
     return group;
@@ -226,16 +249,26 @@ export class FairQueue {
     this.#waiting += 1;
   }
 
-  /** Takes `waiter` (at `at` in its line) out of its group's waiting work. */
-  #unqueue(name: string, group: Group, line: Waiter[], at: number): void {
+  /**
+   * Takes `waiter` (at `at` in its line) out of its group's waiting work: served, or it gave up (then its line and
+   * group keep their places for `keepPlaceMs` when they have nothing else waiting).
+   */
+  #unqueue(name: string, group: Group, line: Waiter[], at: number, gaveUp: boolean): void {
     const [waiter] = line.splice(at, 1);
+    const keepUntil = gaveUp && this.#keepPlaceMs > 0 ? Date.now() + this.#keepPlaceMs : undefined;
+    if (keepUntil !== undefined) {
+      group.keepUntil = keepUntil;
+      this.#sweep();
+    }
+    const out = (round: RoundRobin<string>, key: string) =>
+      keepUntil === undefined ? round.leave(key) : round.park(key, keepUntil);
     if (line.length === 0) {
       group.lines.delete(waiter!.line);
-      roundOf(group, waiter!.claim).leave(waiter!.line);
+      out(roundOf(group, waiter!.claim), waiter!.line);
     }
     group.waiting -= 1;
     this.#waiting -= 1;
-    if (group.waiting === 0) this.#round.leave(name);
+    if (group.waiting === 0) out(this.#round, name);
   }
 
   #remove(waiter: Waiter): void {
@@ -244,14 +277,22 @@ export class FairQueue {
     if (group === undefined || line === undefined) return;
     const at = line.indexOf(waiter);
     if (at < 0) return;
-    this.#unqueue(waiter.claim.group, group, line, at);
+    this.#unqueue(waiter.claim.group, group, line, at, true);
     this.#forget(waiter.claim.group, group);
     // A waiter that leaves may have blocked others of its group behind a full member share.
     this.#dispatch();
   }
 
   #forget(name: string, group: Group): void {
-    if (group.running === 0 && group.waiting === 0) this.#groups.delete(name);
+    if (group.running === 0 && group.waiting === 0 && group.keepUntil <= Date.now()) this.#groups.delete(name);
+  }
+
+  /** Forgets idle groups whose kept places have expired (at most once per `keepPlaceMs`). */
+  #sweep(): void {
+    const now = Date.now();
+    if (now < this.#sweepAt) return;
+    this.#sweepAt = now + this.#keepPlaceMs;
+    for (const [name, group] of this.#groups) this.#forget(name, group);
   }
 
   /** Starts waiting work while slots are free, one group per turn and, within it, one line per turn. */
@@ -271,7 +312,7 @@ export class FairQueue {
       if (served === undefined) return;
       const { name, group, line, at } = served;
       const waiter = line[at]!;
-      this.#unqueue(name, group, line, at);
+      this.#unqueue(name, group, line, at, false);
       waiter.settled = true;
       const release = this.#start(waiter.claim);
       waiter.grant(release);

@@ -61,11 +61,11 @@ export class HeavyWork {
   readonly #stats = new Map<string, HeavyWorkStats>();
 
   constructor(private readonly limits: HeavyWorkLimits) {
-    this.#queue = new FairQueue({
-      max: limits.max,
-      perGroup: limits.perOrganization,
-      perMember: limits.perPrincipal,
-    });
+    this.#queue = new FairQueue(
+      { max: limits.max, perGroup: limits.perOrganization, perMember: limits.perPrincipal },
+      // A request refused with 429 keeps its line's place while its client waits Retry-After and sends it again.
+      { keepPlaceMs: (retryAfterSeconds(limits.queueMs) + RETRY_SLACK_SECONDS) * 1000 },
+    );
   }
 
   get running(): number {
@@ -103,7 +103,7 @@ export class HeavyWork {
         stats.throttled += 1;
         throw appError('http:request:rate-limited', {
           description: `Too much heavy work at once (${shareWords[error.share]}); try again shortly.`,
-          headers: { 'retry-after': String(Math.max(1, Math.ceil(this.limits.queueMs / 1000))) },
+          headers: { 'retry-after': String(retryAfterSeconds(this.limits.queueMs)) },
         });
       } finally {
         stats.waitSeconds += (performance.now() - started) / 1000;
@@ -147,6 +147,14 @@ export class HeavyWork {
     return stats;
   }
 }
+
+/** What a 429 of heavy work asks the client to wait: the queue time, in whole seconds. */
+function retryAfterSeconds(queueMs: number): number {
+  return Math.max(1, Math.ceil(queueMs / 1000));
+}
+
+/** How much longer than Retry-After a line keeps its place for the request to come back. */
+const RETRY_SLACK_SECONDS = 1;
 
 const shareWords = {
   process: 'the service is at its limit',

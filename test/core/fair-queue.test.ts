@@ -161,4 +161,59 @@ describe('FairQueue', () => {
     once();
     expect(queue.running).toBe(1);
   });
+
+  /**
+   * Lines f1 (whose one waiter gives up after 20 ms and is sent again at once), f2 and f3 wait behind a held slot;
+   * the order they are then served in.
+   */
+  async function servedAfterRetry(
+    keepPlaceMs: number,
+    claimOf: (name: string) => { group: string; member?: string; flow?: string },
+  ): Promise<string[]> {
+    const queue = new FairQueue({ max: 1 }, { keepPlaceMs });
+    const held = queue.tryAcquire({ group: 'held' })!;
+    const order: string[] = [];
+    const serve = (name: string) => (release: () => void) => {
+      order.push(name);
+      release();
+    };
+    const first = await queue.acquire(claimOf('f1'), { timeoutMs: 20 }).catch((e: unknown) => e);
+    expect(first).toBeInstanceOf(QueueTimeoutError);
+    const others = ['f2', 'f3'].map((name) => queue.acquire(claimOf(name)).then(serve(name)));
+    // f2 and f3 joined after f1 gave up: f1 keeps its place only by being parked.
+    const retried = queue.acquire(claimOf('f1')).then(serve('f1'));
+    held();
+    await Promise.all([...others, retried]);
+    return order;
+  }
+
+  it('keeps the place of a line whose waiter gave up while it is sent again within keepPlaceMs', async () => {
+    const flows = (name: string) => ({ group: 'a', member: 'x', flow: name });
+    expect(await servedAfterRetry(60_000, flows)).toEqual(['f1', 'f2', 'f3']);
+    // Without it, the retry joins at the back.
+    expect(await servedAfterRetry(0, flows)).toEqual(['f2', 'f3', 'f1']);
+  });
+
+  it('keeps the place of a group whose waiting work all gave up, for keepPlaceMs', async () => {
+    const groups = (name: string) => ({ group: name });
+    expect(await servedAfterRetry(60_000, groups)).toEqual(['f1', 'f2', 'f3']);
+    expect(await servedAfterRetry(0, groups)).toEqual(['f2', 'f3', 'f1']);
+  });
+
+  it('puts a line that comes back after keepPlaceMs at the back', async () => {
+    const queue = new FairQueue({ max: 1 }, { keepPlaceMs: 30 });
+    const held = queue.tryAcquire({ group: 'held' })!;
+    const order: string[] = [];
+    const serve = (name: string) => (release: () => void) => {
+      order.push(name);
+      release();
+    };
+    await queue.acquire({ group: 'a', flow: 'f1' }, { timeoutMs: 10 }).catch(() => undefined);
+    const f2 = queue.acquire({ group: 'a', flow: 'f2' }).then(serve('f2'));
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    const f1 = queue.acquire({ group: 'a', flow: 'f1' }).then(serve('f1'));
+    held();
+    await Promise.all([f1, f2]);
+    expect(order).toEqual(['f2', 'f1']);
+  });
 });

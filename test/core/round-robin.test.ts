@@ -77,4 +77,39 @@ describe('RoundRobin', () => {
     expect(round.next((key) => key)).toBe('c');
     expect(round.next((key) => key)).toBe('a');
   });
+
+  it('keeps the place of a parked key, passed by without moving, until it joins again', () => {
+    const round = new RoundRobin<string>();
+    for (const key of ['a', 'b', 'c']) round.join(key);
+    round.park('a', Date.now() + 60_000);
+    expect({ size: round.size, hasA: round.has('a') }).toEqual({ size: 2, hasA: false });
+    const offered: string[] = [];
+    expect(round.next((key) => (offered.push(key), key))).toBe('b');
+    expect(offered).toEqual(['b']);
+    // Back before its time: where it was, ahead of c and b.
+    round.join('a');
+    expect([round.next((k) => k), round.next((k) => k), round.next((k) => k)]).toEqual(['a', 'c', 'b']);
+    // Leaving instead: at the back when it joins again.
+    round.leave('a');
+    round.join('a');
+    expect([round.next((k) => k), round.next((k) => k), round.next((k) => k)]).toEqual(['c', 'b', 'a']);
+  });
+
+  it('lets a parked key go once its time has passed: joining later puts it at the back', () => {
+    const round = new RoundRobin<string>();
+    for (const key of ['a', 'b', 'c']) round.join(key);
+    round.park('a', Date.now() - 1);
+    expect(round.next((k) => k)).toBe('b');
+    round.join('a');
+    expect([round.next((k) => k), round.next((k) => k), round.next((k) => k)]).toEqual(['c', 'b', 'a']);
+  });
+
+  it('does not park a key that is not in the round', () => {
+    const round = new RoundRobin<string>();
+    round.park('a', Date.now() + 60_000);
+    expect(round.size).toBe(0);
+    round.join('b');
+    round.join('a');
+    expect([round.next((k) => k), round.next((k) => k)]).toEqual(['b', 'a']);
+  });
 });
