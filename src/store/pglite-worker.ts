@@ -164,7 +164,10 @@ class Supervised {
         if (request.txn === 'begin') this.#pinned = request.session;
         try {
           const result = await this.#use((lite) =>
-            lite.query(request.sql, [...request.params], request.arrays === true ? { rowMode: 'array' } : undefined),
+            lite.query(request.sql, [...request.params], {
+              ...(request.arrays === true ? { rowMode: 'array' as const } : {}),
+              ...(request.copyFrom === undefined ? {} : { blob: new Blob([request.copyFrom]) }),
+            }),
           );
           return { rows: result.rows, affectedRows: result.affectedRows };
         } catch (error) {
