@@ -16,7 +16,6 @@ import { Readable } from 'node:stream';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { deriveLevel, parseJsonMessage } from '../src/core/log-level.js';
-import { copyRow } from '../src/store/copy-text.js';
 import { insertLocalEvents, type LocalEventInput, newEventId } from '../src/store/log-ingest/events.js';
 import {
   createDatabase,
@@ -49,6 +48,10 @@ function inputLines(n: number): string[] {
   );
 }
 
+/** COPY's text format: tab-separated, `\N` for NULL, backslash escapes. */
+const copyText = (v: string) =>
+  v.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r');
+
 /** The rows `berth logs ingest` writes for these lines, as COPY input. */
 function copyInput(lines: string[]): string {
   const now = Date.now();
@@ -63,11 +66,11 @@ function copyInput(lines: string[]): string {
       String(now),
       String(now),
       newEventId(now),
-      message,
+      copyText(message),
       deriveLevel(message, json),
-      json === undefined ? null : message,
+      json === undefined ? '\\N' : copyText(message),
     ];
-    out += copyRow(fields);
+    out += `${fields.join('\t')}\n`;
   }
   return out;
 }
@@ -201,7 +204,7 @@ async function timeStoreInsert(kind: DatabaseKind, input: string): Promise<numbe
   }
 }
 
-/** The inverse of `copyField`. */
+/** The inverse of `copyText`. */
 const uncopyText = (v: string) =>
   v.replace(/\\([\\tnr])/g, (_, c: string) => (c === 't' ? '\t' : c === 'n' ? '\n' : c === 'r' ? '\r' : '\\'));
 

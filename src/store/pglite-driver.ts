@@ -12,27 +12,10 @@ import {
 } from 'kysely';
 import type { PGliteSupervisor, SessionLease } from './pglite-supervisor.js';
 
-/** PostgreSQL's adapter, by a name of its own: it tells an executor on PGlite from one on PostgreSQL. */
-class PGliteAdapter extends PostgresAdapter {}
-
-/** Whether `db` (a Kysely instance or transaction) runs its statements on PGlite. */
-export function onPGlite(db: { getExecutor(): { readonly adapter: unknown } }): boolean {
-  return db.getExecutor().adapter instanceof PGliteAdapter;
-}
-
-/**
- * The input of a `COPY … FROM '/dev/blob'` statement in COPY's text format, passed as the statement's only
- * parameter (`CompiledQuery.raw(sql, [new CopyInput(text)])`): the connection sends it to the worker as the
- * statement's blob, not as a parameter. PGlite only.
- */
-export class CopyInput {
-  constructor(readonly text: string) {}
-}
-
 /** A Kysely dialect whose every statement runs on the instance `supervisor` keeps (in its worker thread). */
 export function pgliteDialect(supervisor: PGliteSupervisor): Dialect {
   return {
-    createAdapter: () => new PGliteAdapter(),
+    createAdapter: () => new PostgresAdapter(),
     createDriver: () => new SupervisedDriver(supervisor),
     createQueryCompiler: () => new PostgresQueryCompiler(),
     // biome-ignore lint/suspicious/noExplicitAny: Kysely's dialect interface is untyped in the schema
@@ -100,15 +83,12 @@ class SupervisedConnection implements DatabaseConnection {
     this.#generation ??= this.supervisor.generation();
     const txn = this.#txn;
     this.#txn = undefined;
-    const [first] = compiledQuery.parameters;
-    const copy = first instanceof CopyInput ? first : undefined;
     const result = await this.supervisor.query<R>(
       this.#generation,
       this.lease,
       compiledQuery.sql,
-      copy === undefined ? compiledQuery.parameters : [],
+      compiledQuery.parameters,
       txn,
-      copy === undefined ? undefined : { copyFrom: copy.text },
     );
     return result.affectedRows
       ? { numAffectedRows: BigInt(result.affectedRows), rows: result.rows }

@@ -143,7 +143,7 @@ export class PGliteSupervisor {
   /**
    * Runs a statement of `lease`'s connection on the instance of `generation` (which must still be live).
    * `txn` marks the statement that begins a transaction (the worker then runs this connection's statements
-   * only) and the one that ends it. `copyFrom`: the input of a `COPY … FROM '/dev/blob'` statement.
+   * only) and the one that ends it.
    */
   async query<R>(
     generation: number,
@@ -151,7 +151,7 @@ export class PGliteSupervisor {
     sql: string,
     params: readonly unknown[],
     txn?: 'begin' | 'end',
-    options?: RunOptions & { copyFrom?: string },
+    options?: RunOptions,
   ): Promise<{ rows: R[]; affectedRows?: number }> {
     this.#bound(generation);
     const reply = await this.#call({
@@ -162,7 +162,6 @@ export class PGliteSupervisor {
       group: lease.group,
       txn,
       ...(options?.arrays === true ? { arrays: true } : {}),
-      ...(options?.copyFrom === undefined ? {} : { copyFrom: options.copyFrom }),
     });
     return reply as { rows: R[]; affectedRows?: number };
   }

@@ -25,8 +25,6 @@ export type WorkerRequest = { id: number } & (
       txn?: 'begin' | 'end';
       /** Rows as arrays of column values (`RunOptions.arrays`). */
       arrays?: boolean;
-      /** The input of a `COPY … FROM '/dev/blob'` statement, in COPY's text format. */
-      copyFrom?: string;
     }
   | { op: 'exec'; sql: string }
   | { op: 'listen'; channel: string; listenId: number }

@@ -164,10 +164,7 @@ class Supervised {
         if (request.txn === 'begin') this.#pinned = request.session;
         try {
           const result = await this.#use((lite) =>
-            lite.query(request.sql, [...request.params], {
-              ...(request.arrays === true ? { rowMode: 'array' as const } : {}),
-              ...(request.copyFrom === undefined ? {} : { blob: new Blob([request.copyFrom]) }),
-            }),
+            lite.query(request.sql, [...request.params], request.arrays === true ? { rowMode: 'array' } : undefined),
           );
           return { rows: result.rows, affectedRows: result.affectedRows };
         } catch (error) {

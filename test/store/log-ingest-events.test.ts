@@ -1,6 +1,6 @@
-// The store's insert of local events (`insertLocalEvents`), on PGlite (by COPY through the worker) and PostgreSQL
-// (one unnest statement a chunk): what goes in comes back byte for byte, ids already stored are skipped, and the
-// rows keep the order they were given in.
+// The store's insert of local events (`insertLocalEvents`: one unnest statement a chunk), on PGlite and PostgreSQL:
+// what goes in comes back byte for byte, ids already stored are skipped, and the rows keep the order they were given
+// in.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadFixture } from '../../src/fixtures/load.js';
@@ -64,7 +64,7 @@ const event = (group: string, i: number, message: string, extra: Partial<LocalEv
 });
 
 describe('insertLocalEvents', () => {
-  it('stores every character of a message as given (COPY escapes on PGlite), NUL as U+FFFD', async () => {
+  it('stores every character of a message as given, NUL as U+FFFD', async () => {
     const messages = [
       'plain INFO line',
       'tab\there, newline\nthere, return\rthere',

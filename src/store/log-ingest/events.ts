@@ -1,10 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { CompiledQuery, sql } from 'kysely';
+import { sql } from 'kysely';
 import type { Transaction } from 'kysely';
 import type { Db, Executor } from '../db.js';
 import type { Tables } from '../schema.js';
-import { copyRow } from '../copy-text.js';
-import { CopyInput, onPGlite } from '../pglite-driver.js';
 import { deriveLevel, parseJsonMessage } from '../../core/log-level.js';
 
 export interface LocalEventInput {
@@ -35,7 +33,7 @@ export async function insertLocalEvents(db: Executor, events: LocalEventInput[],
 
 /** One INSERT statement; the per-account counters follow through the triggers of migration 006. */
 async function insertChunk(db: Executor, events: LocalEventInput[], now: number): Promise<number> {
-  const rows = events.map((e): EventRow => {
+  const rows = events.map((e) => {
     // PostgreSQL text cannot hold NUL: it is kept visible as U+FFFD rather than failing the batch.
     const message = e.message.includes('\u0000') ? e.message.replace(/\u0000/g, '\ufffd') : e.message;
     const json = parseJsonMessage(message);
@@ -53,7 +51,6 @@ async function insertChunk(db: Executor, events: LocalEventInput[], now: number)
       json: json === undefined ? null : message,
     };
   });
-  if (onPGlite(db)) return copyChunk(db, rows);
   // One array parameter per column: a 5,000-row batch is one short statement, not 50,000 parameters.
   const col = <K extends keyof (typeof rows)[number]>(k: K) => rows.map((r) => r[k]);
   const result = await sql`insert into log_events
@@ -62,64 +59,6 @@ async function insertChunk(db: Executor, events: LocalEventInput[], now: number)
       ${col('log_stream')}::text[], ${col('timestamp')}::bigint[], ${col('ingestion_time')}::bigint[],
       ${col('event_id')}::text[], ${col('message')}::text[], ${col('level')}::text[], ${col('json')}::jsonb[])
     on conflict (cloud_account_id, region, log_group, event_id) do nothing`.execute(db);
-  return Number(result.numAffectedRows ?? 0n);
-}
-
-type EventRow = {
-  cloud_account_id: string;
-  region: string;
-  log_group: string;
-  log_stream: string;
-  timestamp: number;
-  ingestion_time: number;
-  event_id: string;
-  message: string;
-  level: string;
-  json: string | null;
-};
-
-/** Where a chunk's rows wait on PGlite between their `COPY` and the insert; emptied at each commit. */
-const INCOMING = 'log_events_incoming';
-const INCOMING_COLUMNS =
-  'cloud_account_id, region, log_group, log_stream, timestamp, ingestion_time, event_id, message, level, json';
-
-/**
- * The same insert on PGlite, by `COPY`: the rows go to the worker as one text in COPY's format, into a temporary
- * table of the session (it has no `ON CONFLICT`), and from there into log_events, skipping ids already stored.
- * Faster there than the arrays of `unnest` (no array literal to write and parse per column); on PostgreSQL both
- * cost the same (docs/performance.md). In a transaction, since the staged rows are emptied at each commit.
- */
-async function copyChunk(db: Executor, rows: EventRow[]): Promise<number> {
-  if (!db.isTransaction) return db.transaction().execute((trx) => copyChunk(trx, rows));
-  // The session's temporary table: created once per instance of the database (it does not outlive one).
-  await sql
-    .raw(
-      `create temp table if not exists ${INCOMING} (cloud_account_id text, region text, log_group text,
-        log_stream text, timestamp bigint, ingestion_time bigint, event_id text, message text, level text,
-        json jsonb) on commit delete rows`,
-    )
-    .execute(db);
-  let text = '';
-  for (const r of rows)
-    text += copyRow([
-      r.cloud_account_id,
-      r.region,
-      r.log_group,
-      r.log_stream,
-      r.timestamp,
-      r.ingestion_time,
-      r.event_id,
-      r.message,
-      r.level,
-      r.json,
-    ]);
-  await db.executeQuery(CompiledQuery.raw(`copy ${INCOMING} from '/dev/blob'`, [new CopyInput(text)]));
-  const result = await sql
-    .raw(
-      `insert into log_events (${INCOMING_COLUMNS}) select ${INCOMING_COLUMNS} from ${INCOMING}
-        on conflict (cloud_account_id, region, log_group, event_id) do nothing`,
-    )
-    .execute(db);
   return Number(result.numAffectedRows ?? 0n);
 }
 
