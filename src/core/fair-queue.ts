@@ -8,7 +8,8 @@ import { RoundRobin } from './round-robin.js';
  * of different flows (a member's distinct requests) takes turns too, and work of one flow (the same request sent
  * many times at once) is served first come first served; work without a flow is one line of its group. A line
  * or group whose work gave up waiting may keep its place for a while (`keepPlaceMs`), so work that is refused
- * and sent again is not always served after work that never left. Used for heavy work (log queries, history reads, ingest) and for the database's connections.
+ * and sent again is not always served after work that never left. Used for heavy work (log queries, history
+ * reads, ingest) and for the database's connections.
  */
 export interface FairLimits {
   max: number;
@@ -231,6 +232,7 @@ export class FairQueue {
         else this.#members.set(key, n);
       }
       this.#forget(claim.group, group);
+      this.#sweep();
       this.#dispatch();
     };
   }
@@ -287,8 +289,9 @@ export class FairQueue {
     if (group.running === 0 && group.waiting === 0 && group.keepUntil <= Date.now()) this.#groups.delete(name);
   }
 
-  /** Forgets idle groups whose kept places have expired (at most once per `keepPlaceMs`). */
+  /** Forgets idle groups whose kept places have expired (at most once per `keepPlaceMs`; never without it). */
   #sweep(): void {
+    if (this.#keepPlaceMs === 0) return;
     const now = Date.now();
     if (now < this.#sweepAt) return;
     this.#sweepAt = now + this.#keepPlaceMs;
