@@ -3,35 +3,28 @@
 // in.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadFixture } from '../../src/fixtures/load.js';
-import { openStore, type Store } from '../../src/store/db.js';
+import type { Store } from '../../src/store/db.js';
 import { insertLocalEvents, type LocalEventInput } from '../../src/store/log-ingest/events.js';
-import { migrate } from '../../src/store/migrate.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { openSeededStore } from '../support/seeded-store.js';
 import { baseWorld, mergeWorld, ORG_A } from '../support/world.js';
 
 const ACCOUNT = 'acc-insert';
 const REGION = 'eu-west-1';
 const T = Date.UTC(2024, 0, 15, 12, 0, 0);
 
-let database: TestDatabase;
 let store: Store;
+let close: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  store = await openStore(database.target);
-  await migrate(store);
-  await loadFixture(
-    store.db,
+  ({ store, close } = await openSeededStore(
     mergeWorld(baseWorld(), {
       cloudAccounts: [{ id: ACCOUNT, organizationId: ORG_A, provider: 'local', region: REGION }],
     }),
-  );
+  ));
 }, 120_000);
 
 afterAll(async () => {
-  await store?.close();
-  await database?.drop();
+  await close?.();
 });
 
 interface Stored {

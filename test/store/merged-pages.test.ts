@@ -3,10 +3,8 @@
 // PostgreSQL. (That their rows are the one-statement reads' rows is the property of sliced-reads.test.ts.)
 import { sql, type CompiledQuery } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadFixture } from '../../src/fixtures/load.js';
-import { openStore, type Store } from '../../src/store/db.js';
+import type { Store } from '../../src/store/db.js';
 import { insertLocalEvents } from '../../src/store/log-ingest/events.js';
-import { migrate } from '../../src/store/migrate.js';
 import {
   mergedPage,
   mergedPageFits,
@@ -15,7 +13,7 @@ import {
   type MergedScan,
 } from '../../src/store/repositories/log-event-slices.js';
 import { SliceSizer, type SliceReport } from '../../src/store/slices.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { openSeededStore } from '../support/seeded-store.js';
 import { baseWorld, mergeWorld, ORG_A } from '../support/world.js';
 
 const ACCOUNT = 'acc-merged';
@@ -42,19 +40,15 @@ const scan = (lanes: Lane[], order: 'newest' | 'oldest' = 'newest'): MergedScan 
   columns: COLUMNS,
 });
 
-let database: TestDatabase;
 let store: Store;
+let close: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  store = await openStore(database.target);
-  await migrate(store);
-  await loadFixture(
-    store.db,
+  ({ store, close } = await openSeededStore(
     mergeWorld(baseWorld(), {
       cloudAccounts: [{ id: ACCOUNT, organizationId: ORG_A, provider: 'local', region: REGION }],
     }),
-  );
+  ));
   const events = GROUPS.flatMap((group, g) =>
     Array.from({ length: PER_GROUP }, (_, i) => ({
       cloudAccountId: ACCOUNT,
@@ -72,8 +66,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await store?.close();
-  await database?.drop();
+  await close?.();
 });
 
 const run = async (query: CompiledQuery<Row>): Promise<Row[]> => (await store.db.executeQuery(query)).rows;
