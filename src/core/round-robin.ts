@@ -1,3 +1,6 @@
+/** Parked keys one round keeps at most: a bound on its memory, however many keys give up at once. */
+const MAX_PARKED = 1_024;
+
 /**
  * Turns taken in a round among keys (tenants) that have work waiting, so that a key with a thousand items
  * waiting and a key with one take turns. A key joins the round at its back and leaves it when nothing of
@@ -14,9 +17,6 @@
  * Used by FairQueue (slots for heavy work and database connections) and by the embedded database's worker
  * (statements of its one session).
  */
-/** Parked keys one round keeps at most: a bound on its memory, however many keys give up at once. */
-const MAX_PARKED = 1_024;
-
 export class RoundRobin<K> {
   /** The keys in the round, in turn order: the one whose turn is next first (a Set keeps insertion order). */
   readonly #round = new Set<K>();
