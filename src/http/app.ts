@@ -12,6 +12,7 @@ import type { Services } from '../services/index.js';
 import { authHook, settleWritesHook } from './plugins/auth.js';
 import { lingeringClose } from './plugins/lingering-close.js';
 import { AccessLog } from './log-serializers.js';
+import { RequestLogger } from './request-logger.js';
 import {
   answerClientError,
   answerFrameworkError,
@@ -68,6 +69,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logger: deps.logger ?? false,
     bodyLimit: config.BODY_LIMIT_BYTES,
     logController: new AccessLog(),
+    // Each request's logger is made on first use (request-logger.ts).
+    childLoggerFactory: RequestLogger.factory,
     requestIdHeader: false,
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];

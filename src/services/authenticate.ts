@@ -51,12 +51,17 @@ export class AuthenticationService {
    * cached or not.
    */
   authenticate(token: string, now = new Date()): Promise<Caller | null> {
-    return this.#keys.get(hashToken(token)).then((key) => callerAt(key, now));
+    return this.authenticateHash(hashToken(token), now);
   }
 
-  /** `authenticate` answered from memory, without a promise; `NOT_IN_MEMORY` when the database must be asked. */
-  knownCaller(token: string, now = new Date()): Caller | null | typeof NOT_IN_MEMORY {
-    const known = this.#keys.peek(hashToken(token));
+  /** `authenticate` for a token already hashed (`hashToken`): the request path hashes each token once. */
+  authenticateHash(tokenHash: string, now = new Date()): Promise<Caller | null> {
+    return this.#keys.get(tokenHash).then((key) => callerAt(key, now));
+  }
+
+  /** `authenticateHash` answered from memory, without a promise; `NOT_IN_MEMORY` when the database must be asked. */
+  knownCaller(tokenHash: string, now = new Date()): Caller | null | typeof NOT_IN_MEMORY {
+    const known = this.#keys.peek(tokenHash);
     return known === NOT_IN_MEMORY ? NOT_IN_MEMORY : callerAt(known, now);
   }
 

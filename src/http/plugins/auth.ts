@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import type { Caller } from '../../core/caller.js';
 import { AppError, appError } from '../../core/errors.js';
+import { hashToken } from '../../core/tokens.js';
 import type { AuthenticationService } from '../../services/authenticate.js';
 import { NOT_IN_MEMORY } from '../../services/caches/cached-lookup.js';
 import type { CacheInvalidation } from '../../services/caches/invalidation.js';
@@ -34,7 +35,7 @@ const STREAM_ROUTE = '/cloud/logs/stream';
  * its token is known valid. A cookie-authenticated request must also pass the same-origin check.
  */
 export function authHook(
-  authentication: Pick<AuthenticationService, 'authenticate' | 'knownCaller'>,
+  authentication: Pick<AuthenticationService, 'authenticateHash' | 'knownCaller'>,
   { failedAuth, stats, signIn }: AuthHookOptions = {},
 ) {
   const resolveCaller = async (request: FastifyRequest): Promise<void> => {
@@ -57,23 +58,24 @@ export function authHook(
       return;
     }
     const token = bearerToken(request);
+    const tokenHash = token instanceof AppError ? token : hashToken(token);
     if (failedAuth !== undefined) {
       const blockedMs = failedAuth.blockedFor(request.ip);
-      if (blockedMs > 0 && (token instanceof AppError || !failedAuth.isKnownValid(token))) {
+      if (blockedMs > 0 && (tokenHash instanceof AppError || !failedAuth.isKnownValid(tokenHash))) {
         stats?.count('failed-auth');
         throw tooManyFailures(request, blockedMs);
       }
     }
-    if (token instanceof AppError) {
+    if (tokenHash instanceof AppError) {
       failedAuth?.failed(request.ip);
-      throw token;
+      throw tokenHash;
     }
-    const caller = await authentication.authenticate(token);
+    const caller = await authentication.authenticateHash(tokenHash);
     if (caller === null) {
-      failedAuth?.failed(request.ip, token);
+      failedAuth?.failed(request.ip, tokenHash);
       throw appError('auth:token:invalid');
     }
-    failedAuth?.succeeded(token);
+    failedAuth?.succeeded(tokenHash);
     setCaller(request, caller);
   };
   // The hot path, a bearer token whose key is in memory from an address that is not blocked, answers without a
@@ -81,13 +83,15 @@ export function authHook(
   return function requireCaller(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
     if (request.headers.authorization !== undefined) {
       const token = bearerToken(request);
+      // Hashed once here: the cache and the failed-authentication guard both take the hash.
+      const tokenHash = token instanceof AppError ? undefined : hashToken(token);
       if (
-        !(token instanceof AppError) &&
-        (failedAuth === undefined || failedAuth.blockedFor(request.ip) === 0 || failedAuth.isKnownValid(token))
+        tokenHash !== undefined &&
+        (failedAuth === undefined || failedAuth.blockedFor(request.ip) === 0 || failedAuth.isKnownValid(tokenHash))
       ) {
-        const caller = authentication.knownCaller(token);
+        const caller = authentication.knownCaller(tokenHash);
         if (caller !== NOT_IN_MEMORY && caller !== null) {
-          failedAuth?.succeeded(token);
+          failedAuth?.succeeded(tokenHash);
           setCaller(request, caller);
           done();
           return;

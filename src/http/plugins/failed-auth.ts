@@ -1,7 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../../config.js';
 import { addressKey } from '../../core/client-address.js';
-import { hashToken } from '../../core/tokens.js';
 import { WindowCounter } from '../../core/window-counter.js';
 
 /** Client addresses whose failures are counted; past it the least recently seen are forgotten. */
@@ -42,18 +41,19 @@ export class FailedAuthGuard {
     return this.#addresses.remainingMs(key, now);
   }
 
-  /** Whether `token` authenticated recently (its holder may pass a blocked address). */
-  isKnownValid(token: string): boolean {
-    return this.#knownTokens.has(hashToken(token));
+  /** Whether the token of `tokenHash` (`hashToken`) authenticated recently (its holder may pass a blocked address). */
+  isKnownValid(tokenHash: string): boolean {
+    return this.#knownTokens.has(tokenHash);
   }
 
-  /** A failed authentication from `address` (and `token`, if one was given, is not known valid any more). */
-  failed(address: string, token?: string, now = Date.now()): void {
+  /** A failed authentication from `address` (and the token of `tokenHash`, if one was given, is not known valid any more). */
+  failed(address: string, tokenHash?: string, now = Date.now()): void {
     this.#addresses.add(addressKey(address), now);
-    if (token !== undefined) this.#knownTokens.delete(hashToken(token));
+    if (tokenHash !== undefined) this.#knownTokens.delete(tokenHash);
   }
 
-  succeeded(token: string): void {
-    this.#knownTokens.set(hashToken(token), true);
+  /** The token of `tokenHash` (`hashToken`) authenticated. */
+  succeeded(tokenHash: string): void {
+    this.#knownTokens.set(tokenHash, true);
   }
 }
