@@ -37,6 +37,11 @@ export class WindowCounter {
     return entry === undefined || entry.endsAt <= now ? 0 : entry.endsAt - now;
   }
 
+  /** Keys counted and not yet forgotten (their windows may have ended): 0 means no key has a count. */
+  get size(): number {
+    return this.#entries.size;
+  }
+
   delete(key: string): void {
     this.#entries.delete(key);
   }

@@ -35,4 +35,17 @@ describe('WindowCounter', () => {
     counter.delete('a');
     expect(counter.count('a', 1)).toBe(0);
   });
+
+  it('knows how many keys it holds, within its bound', () => {
+    const counter = new WindowCounter(60_000, 2);
+    expect(counter.size).toBe(0);
+    counter.add('a', 0);
+    counter.add('a', 0);
+    expect(counter.size).toBe(1);
+    counter.add('b', 0);
+    counter.add('c', 0);
+    expect(counter.size).toBe(2);
+    counter.delete('c');
+    expect(counter.size).toBe(1);
+  });
 });

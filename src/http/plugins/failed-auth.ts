@@ -36,6 +36,8 @@ export class FailedAuthGuard {
 
   /** Milliseconds until `address` may authenticate again; 0 when it is not blocked. */
   blockedFor(address: string, now = Date.now()): number {
+    // No failure counted anywhere (the usual case): no address to group and look up.
+    if (this.#addresses.size === 0) return 0;
     const key = addressKey(address);
     if (this.#addresses.count(key, now) <= this.max) return 0;
     return this.#addresses.remainingMs(key, now);
