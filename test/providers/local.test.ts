@@ -1,13 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadFixture } from '../../src/fixtures/load.js';
 import { LocalCertificateAuthority } from '../../src/providers/local/domains/certificate-authority.js';
 import type { StoredCertificate } from '../../src/providers/domains/certificate-authority.js';
 import { LocalDnsZone } from '../../src/providers/local/domains/dns-zone.js';
 import { chooseAwsAccount, parseAcmArn } from '../../src/providers/index.js';
 import type { AwsAccount } from '../../src/providers/aws/clients.js';
-import { openStore, type Store } from '../../src/store/db.js';
-import { migrate } from '../../src/store/migrate.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import type { Store } from '../../src/store/db.js';
+import { openSeededStore } from '../support/seeded-store.js';
 import { domainWorld } from '../support/domain-world.js';
 
 const NOW = new Date('2026-05-01T08:00:00.000Z');
@@ -57,20 +55,16 @@ describe('local certificate authority', () => {
 });
 
 describe('local DNS zone', () => {
-  let database: TestDatabase;
+  let closeStore: (() => Promise<void>) | undefined;
   let store: Store;
   let zone: LocalDnsZone;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    store = await openStore(database.target);
-    await migrate(store);
-    await loadFixture(store.db, domainWorld());
+    ({ store, close: closeStore } = await openSeededStore(domainWorld()));
     zone = new LocalDnsZone(store.db);
   });
   afterAll(async () => {
-    await store?.close();
-    await database?.drop();
+    await closeStore?.();
   });
 
   it('replaces a record set whole on upsert, and answers from it', async () => {

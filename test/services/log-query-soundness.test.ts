@@ -10,7 +10,6 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Caller } from '../../src/core/caller.js';
 import { loadConfig } from '../../src/config.js';
-import { loadFixture } from '../../src/fixtures/load.js';
 import { matches, parseFilter, type FilterNode } from '../../src/core/filter-tree/index.js';
 import { deriveLevel, type LEVELS, parseJsonMessage } from '../../src/core/log-level.js';
 import { insertLocalEvents } from '../../src/store/log-ingest/events.js';
@@ -21,9 +20,8 @@ import type { LogQueryResult } from '../../src/core/log-query/types.js';
 import { createAwsClients, type AwsClients } from '../../src/providers/aws/clients.js';
 import { createLogBackends, type LogBackends } from '../../src/providers/log-query/backends.js';
 import type { LogBackend } from '../../src/providers/log-query/port.js';
-import { openStore, type Store } from '../../src/store/db.js';
-import { migrate } from '../../src/store/migrate.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import type { Store } from '../../src/store/db.js';
+import { openSeededStore } from '../support/seeded-store.js';
 import { insightsPtr, startFakeAws, type FakeAws, type QueryHandler } from '../support/fake-aws/index.js';
 import { filterArbitraries } from '../support/filter-arbitraries.js';
 import { logSource } from '../support/log-source.js';
@@ -240,7 +238,7 @@ const caller: Caller = {
   memberships: new Map([[ORG_A, 'viewer']]),
 };
 
-let database: TestDatabase;
+let closeStore: (() => Promise<void>) | undefined;
 let store: Store;
 let fake: FakeAws;
 let backends: LogBackends;
@@ -264,11 +262,7 @@ beforeAll(async () => {
     process.env[k] = v;
   }
   fake = await startFakeAws({ logs: { queryHandler: supersetHandler, queryPollsBeforeFinal: 0 } });
-  database = await createTestDatabase();
-  store = await openStore(database.target);
-  await migrate(store);
-  await loadFixture(
-    store.db,
+  ({ store, close: closeStore } = await openSeededStore(
     mergeWorld(baseWorld(), {
       cloudAccounts: [
         { id: 'acc-local', organizationId: ORG_A, provider: 'local', region: 'us-east-1' },
@@ -288,7 +282,7 @@ beforeAll(async () => {
         },
       ],
     }),
-  );
+  ));
 
   // Each set: one row set, written once into a local group and an aws group.
   for (let k = 0; k < SETS; k++) {
@@ -334,8 +328,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await filters.close();
   awsClients?.close();
-  await store?.close();
-  await database?.drop();
+  await closeStore?.();
   await fake?.close();
   for (const [k, v] of Object.entries(savedEnv)) {
     if (v === undefined) delete process.env[k];

@@ -7,7 +7,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appError } from '../../src/core/errors.js';
 import type { CloudAccount } from '../../src/core/log-query/types.js';
 import { currentTenant } from '../../src/core/tenant-context.js';
-import { loadFixture } from '../../src/fixtures/load.js';
 import {
   LocalStreamSource,
   type LocalCursor,
@@ -15,11 +14,10 @@ import {
 } from '../../src/providers/local/log-stream/source.js';
 import type { MessageFilter, StreamEvent, StreamQuery } from '../../src/providers/log-stream/port.js';
 import { TailHub } from '../../src/services/log-stream/tail-hub.js';
-import { openStore, type Store } from '../../src/store/db.js';
-import { migrate } from '../../src/store/migrate.js';
+import type { Store } from '../../src/store/db.js';
 import { insertLocalEvents } from '../../src/store/log-ingest/events.js';
 import type { Tables } from '../../src/store/schema.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { openSeededStore } from '../support/seeded-store.js';
 import { baseWorld, mergeWorld, ORG_A, ORG_B } from '../support/world.js';
 
 const REGION = 'eu-west-1';
@@ -39,15 +37,11 @@ const ACC_A = account('acc-a', ORG_A);
 const ACC_A2 = account('acc-a2', ORG_A);
 const ACC_B = account('acc-b', ORG_B);
 
-let database: TestDatabase;
+let closeStore: (() => Promise<void>) | undefined;
 let store: Store;
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  store = await openStore(database.target);
-  await migrate(store);
-  await loadFixture(
-    store.db,
+  ({ store, close: closeStore } = await openSeededStore(
     mergeWorld(baseWorld(), {
       cloudAccounts: [ACC_A, ACC_A2, ACC_B].map((a) => ({
         id: a.id,
@@ -56,11 +50,10 @@ beforeAll(async () => {
         region: REGION,
       })),
     }),
-  );
+  ));
 });
 afterAll(async () => {
-  await store?.close();
-  await database?.drop();
+  await closeStore?.();
 });
 
 /** The statements Kysely sends (the driver's BEGIN and COMMIT come with each read too, as many as reads). */

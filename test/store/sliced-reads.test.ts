@@ -8,13 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseFilter, planFilter, sqlCapabilities, type FilterNode } from '../../src/core/filter-tree/index.js';
 import { bucketLayout, bucketOf } from '../../src/core/log-query/histogram.js';
 import type { CloudAccount, LogTarget, StreamSelector } from '../../src/core/log-query/types.js';
-import { loadFixture } from '../../src/fixtures/load.js';
 import { LocalStreamSource, type LocalCursor } from '../../src/providers/local/log-stream/source.js';
 import { predicateFilter, type StreamQuery } from '../../src/providers/log-stream/port.js';
-import { openStore, type Store } from '../../src/store/db.js';
+import type { Store } from '../../src/store/db.js';
 import { laneSliceQuery } from '../../src/store/repositories/log-event-slices.js';
 import { countLogEventsSliced } from '../../src/store/log-query/histogram-events.js';
-import { migrate } from '../../src/store/migrate.js';
 import { insertLocalEvents } from '../../src/store/log-ingest/events.js';
 import {
   impliedLevels,
@@ -33,7 +31,8 @@ import {
 } from '../../src/store/log-stream/events.js';
 import { shareBudget, SliceSizer, type SliceReport, type SliceSizing } from '../../src/store/slices.js';
 import type { StatementRunner } from '../../src/store/statement-runner.js';
-import { createTestDatabase, onPostgres, type TestDatabase } from '../support/database.js';
+import { onPostgres } from '../support/database.js';
+import { openSeededStore } from '../support/seeded-store.js';
 import { filterArbitraries } from '../support/filter-arbitraries.js';
 import { baseWorld, mergeWorld, ORG_A } from '../support/world.js';
 
@@ -109,21 +108,17 @@ const sizingArb = fc
 const BIG = '/big';
 const BIG_EVENTS = 100_000;
 
-let database: TestDatabase;
+let closeStore: (() => Promise<void>) | undefined;
 let store: Store;
 /** `(xid, seq)` of every small-group row, for tail positions. */
 let keys: { xid: string; seq: number }[] = [];
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  store = await openStore(database.target);
-  await migrate(store);
-  await loadFixture(
-    store.db,
+  ({ store, close: closeStore } = await openSeededStore(
     mergeWorld(baseWorld(), {
       cloudAccounts: [{ id: ACCOUNT.id, organizationId: ORG_A, provider: 'local', region: REGION }],
     }),
-  );
+  ));
   const rows = fc.sample(fc.array(rowArb, { minLength: 360, maxLength: 360 }), { numRuns: 1, seed: 11 })[0]!;
   const seen = new Set<string>();
   const events = rows.flatMap((r, i) => {
@@ -163,8 +158,7 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  await store?.close();
-  await database?.drop();
+  await closeStore?.();
 });
 
 const target = (logGroup: string, streams: StreamSelector): LogTarget => ({

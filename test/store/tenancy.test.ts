@@ -1,12 +1,10 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadFixture } from '../../src/fixtures/load.js';
-import { openStore, type Store } from '../../src/store/db.js';
-import { migrate } from '../../src/store/migrate.js';
+import type { Store } from '../../src/store/db.js';
 import { crossLinks, storeTenancy, type Tenancy } from '../../src/store/tenancy.js';
-import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { openSeededStore } from '../support/seeded-store.js';
 
-let database: TestDatabase;
+let closeStore: (() => Promise<void>) | undefined;
 let store: Store;
 let tenancy: Tenancy;
 
@@ -43,14 +41,11 @@ function orgWorld(org: 'a' | 'b'): Record<string, unknown[]> {
 }
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  store = await openStore(database.target);
-  await migrate(store);
   const a = orgWorld('a');
   const b = orgWorld('b');
   const world: Record<string, unknown[]> = {};
   for (const k of Object.keys(a)) world[k] = [...a[k]!, ...b[k]!];
-  await loadFixture(store.db, world);
+  ({ store, close: closeStore } = await openSeededStore(world));
   // A seed refuses these links (another organization's account), so they are written as a database
   // from before that check, or a hand-written row, would hold them.
   await sql`insert into log_sources (module_instance_id, id, kind, cloud_account_id, region, log_group)
@@ -61,8 +56,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await store?.close();
-  await database?.drop();
+  await closeStore?.();
 });
 
 describe('the tenancy module', () => {

@@ -9,13 +9,17 @@ export async function openSeededStore(
 ): Promise<{ store: Store; close(): Promise<void> }> {
   const database: TestDatabase = await createTestDatabase();
   const store = await openStore(database.target);
-  await migrate(store);
-  await loadFixture(store.db, world);
-  return {
-    store,
-    close: async () => {
-      await store.close();
-      await database.drop();
-    },
+  const close = async () => {
+    await store.close();
+    await database.drop();
   };
+  try {
+    await migrate(store);
+    await loadFixture(store.db, world);
+  } catch (error) {
+    // A world the loader refuses fails the suite's setup without leaving its database behind.
+    await close();
+    throw error;
+  }
+  return { store, close };
 }
