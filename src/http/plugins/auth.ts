@@ -38,7 +38,8 @@ export function authHook(
   authentication: Pick<AuthenticationService, 'authenticateHash' | 'knownCaller'>,
   { failedAuth, stats, signIn }: AuthHookOptions = {},
 ) {
-  const resolveCaller = async (request: FastifyRequest): Promise<void> => {
+  /** `bearer`: the request's token already hashed by the hot path below, when it got that far. */
+  const resolveCaller = async (request: FastifyRequest, bearer?: string | AppError): Promise<void> => {
     // A bearer token wins over a cookie: programs send the header, browsers the cookie.
     const sessionId =
       signIn !== undefined && request.headers.authorization === undefined ? sessionIdOf(request, signIn) : undefined;
@@ -57,8 +58,7 @@ export function authHook(
       setCaller(request, caller);
       return;
     }
-    const token = bearerToken(request);
-    const tokenHash = token instanceof AppError ? token : hashToken(token);
+    const tokenHash = bearer ?? bearerTokenHash(request);
     if (failedAuth !== undefined) {
       const blockedMs = failedAuth.blockedFor(request.ip);
       if (blockedMs > 0 && (tokenHash instanceof AppError || !failedAuth.isKnownValid(tokenHash))) {
@@ -81,12 +81,12 @@ export function authHook(
   // The hot path, a bearer token whose key is in memory from an address that is not blocked, answers without a
   // promise; everything else (a session, a miss, a failure) takes the path above.
   return function requireCaller(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
+    let tokenHash: string | AppError | undefined;
     if (request.headers.authorization !== undefined) {
-      const token = bearerToken(request);
-      // Hashed once here: the cache and the failed-authentication guard both take the hash.
-      const tokenHash = token instanceof AppError ? undefined : hashToken(token);
+      // Hashed once: the cache, the failed-authentication guard and the path above all take the hash.
+      tokenHash = bearerTokenHash(request);
       if (
-        tokenHash !== undefined &&
+        !(tokenHash instanceof AppError) &&
         (failedAuth === undefined || failedAuth.blockedFor(request.ip) === 0 || failedAuth.isKnownValid(tokenHash))
       ) {
         const caller = authentication.knownCaller(tokenHash);
@@ -98,7 +98,7 @@ export function authHook(
         }
       }
     }
-    resolveCaller(request).then(() => done(), done);
+    resolveCaller(request, tokenHash).then(() => done(), done);
   };
 }
 
@@ -123,6 +123,12 @@ export function bearerToken(request: FastifyRequest): string | AppError {
   const match = BEARER.exec(header);
   if (!match?.[1]) return appError('auth:token:invalid');
   return match[1];
+}
+
+/** The SHA-256 of the request's bearer token (`hashToken`), or why it has none. */
+function bearerTokenHash(request: FastifyRequest): string | AppError {
+  const token = bearerToken(request);
+  return token instanceof AppError ? token : hashToken(token);
 }
 
 /**
