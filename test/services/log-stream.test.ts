@@ -216,4 +216,42 @@ describe('a log stream', () => {
     expect(out[1]).toEqual({ kind: 'final', id: (out[0] as { id: string }).id });
     expect(ended.count).toBe(1);
   });
+
+  it('reads a woken key at most once per 50 ms, however often it is woken and however slow its reads', async () => {
+    // Each read takes 30 ms and the client always keeps up: wakes arriving during a read must not turn into
+    // back-to-back reads (33 a second).
+    class SlowSource extends MemorySource {
+      override async read(): Promise<StreamEvent[]> {
+        await sleep(30);
+        return super.read();
+      }
+    }
+    const source = new SlowSource(0);
+    const hub = new TailHub(10_000);
+    hubs.push(hub);
+    const got: string[] = [];
+    const failures: unknown[] = [];
+    hub.subscribe(source, query, {
+      cursor: await source.tailStart(),
+      startMs: 0,
+      ready: () => true,
+      deliver: (events) => got.push(...events.map((e) => e.message)),
+      fail: (error) => failures.push(error),
+    });
+    const before = { reads: hub.reads, at: performance.now() };
+    for (const started = performance.now(); performance.now() - started < 1_000; ) {
+      source.append(1);
+      hub.wakeAccount('acc');
+      await sleep(5);
+    }
+    const elapsedMs = performance.now() - before.at;
+    const reads = hub.reads - before.reads;
+    expect(reads, `${reads} reads in ${elapsedMs} ms`).toBeLessThanOrEqual(elapsedMs / 50 + 2);
+    expect(reads).toBeGreaterThanOrEqual(5); // woken, not left to the 10 s interval
+    // Nothing is lost to the spacing: the last wake's events come with the read that follows it.
+    const total = source.events.length;
+    for (const deadline = Date.now() + 2_000; got.length < total && Date.now() < deadline; ) await sleep(10);
+    expect(got).toEqual(Array.from({ length: total }, (_, i) => `event ${i}`));
+    expect(failures).toEqual([]);
+  });
 });

@@ -179,11 +179,11 @@ describe('local tails of one account read together', () => {
       // (A read under way when the window opened or closed is counted in one total and not yet in the other.)
       expect(Math.abs(r.statements - 2 * r.reads), `${keys} keys: ${JSON.stringify(r)}`).toBeLessThanOrEqual(2);
       expect(r.polls, `${keys} keys`).toBe(keys * r.reads);
-      // Woken reads of the account are at least 50 ms apart, so the reads of a window do not grow with the keys
-      // (the slack: interval polls and the reads of a lane's backlog, which a loaded machine makes more of). The
-      // window is the time measured, the wait for the last events included: a loaded machine stretches it past
-      // WINDOW_MS (77 reads were counted once in about 1.5 s of it).
-      expect(r.reads, `${keys} keys: ${JSON.stringify(r)}`).toBeLessThanOrEqual(r.elapsedMs / 50 + 40);
+      // Reads of the account begin at least 50 ms apart, however often ingest wakes it and however slow a read
+      // is (a wake during a read waits out the gap: CI once counted 70 reads in 1 s when it did not), so the
+      // reads of a window do not grow with the keys. The window is the time measured, the wait for the last
+      // events included; the slack covers the reads under way when it opened and closed.
+      expect(r.reads, `${keys} keys: ${JSON.stringify(r)}`).toBeLessThanOrEqual(r.elapsedMs / 50 + 3);
     }
     // Before, each key read on its own: ten keys made ten times the statements of one.
     expect(results[10]!.statements).toBeLessThan(3 * results[1]!.statements);

@@ -206,18 +206,17 @@ export class TailHub {
   private async tickGroup(group: AnyReadGroup): Promise<void> {
     if (group.running || this.groups.get(group.id) !== group) return;
     group.running = true;
+    group.again = false;
     let more = false;
     try {
-      do {
-        group.again = false;
-        more = await this.serveGroup(group);
-      } while (group.again && this.groups.get(group.id) === group);
+      more = await this.serveGroup(group);
     } finally {
       group.running = false;
     }
     if (this.groups.get(group.id) !== group || group.pollers.size === 0) return;
-    // A lane stopped at its budget: the rest is read in the next slice, soon, other statements running between.
-    if (more) this.groupSoon(group);
+    // Woken while reading, or a lane stopped at its budget: the next read follows soon, but never sooner than
+    // WAKE_GAP_MS after this one began (a stream of wakes on a slow database must not become back-to-back reads).
+    if (more || group.again) this.groupSoon(group);
     else this.scheduleGroup(group, this.intervalMs);
   }
 
@@ -298,15 +297,16 @@ export class TailHub {
   private async tick(key: string, poller: AnyPoller): Promise<void> {
     if (poller.running || this.pollers.get(key) !== poller) return;
     poller.running = true;
+    poller.again = false;
     try {
-      do {
-        poller.again = false;
-        await this.serve(poller);
-      } while (poller.again && this.pollers.get(key) === poller);
+      await this.serve(poller);
     } finally {
       poller.running = false;
     }
-    if (this.pollers.get(key) === poller && poller.subscribers.size > 0) this.schedule(key, poller);
+    if (this.pollers.get(key) !== poller || poller.subscribers.size === 0) return;
+    // Woken while reading: read again WAKE_GAP_MS after this read began, not back to back.
+    if (poller.again) this.soon(key, poller);
+    else this.schedule(key, poller);
   }
 
   private async serve<C, B>(poller: Poller<C, B>): Promise<void> {
