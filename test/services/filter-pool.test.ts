@@ -26,9 +26,10 @@ describe('filter pool', () => {
     try {
       await fresh.warm();
       const started = performance.now();
-      // K, k and the Kelvin sign: building the classes takes a tenth of a second or more; reading them, microseconds.
+      // K, k and the Kelvin sign: building the classes takes a tenth of a second or more; reading them, microseconds
+      // (the bound leaves room for a pause of a busy two-core host, still well under a build).
       expect(foldClass(0x212a)).toEqual([0x4b, 0x6b, 0x212a]);
-      expect(performance.now() - started).toBeLessThan(20);
+      expect(performance.now() - started).toBeLessThan(50);
     } finally {
       await fresh.close();
     }
